@@ -1,0 +1,37 @@
+"""HOSVD of the class tensor (section 3.3, App D): B (10, d, d) reshaped to (10, d^2) and decomposed.
+
+App D reads direction 1 as separating vertical-stroke digits (1, 4, 7) from horizontal ones (mainly 5): checked
+as 'u_1 has one sign on digits 1, 4, 7 and the opposite sign on 5' (the overall sign of a singular vector is
+arbitrary, relative signs are not).
+"""
+import numpy as np
+
+from common import load_models, parse_args, write_metrics
+from shared import analysis
+
+
+def main():
+    args = parse_args("checkpoint", "metrics", "arrays")
+    models, _, _ = load_models(args.checkpoint)
+    model = models["bilinear"]
+    q = model.interaction_matrices()
+    u, s, qk = analysis.hosvd(q)
+    first = u[:, 0]
+    vertical = [first[i].sign().item() for i in (1, 4, 7)]
+    separates = len(set(vertical)) == 1 and first[5].sign().item() == -vertical[0]
+    vals, vecs = analysis.eigendecompose(qk[:3])
+    pixel = analysis.project_to_input(vecs[:, :4], model.embed.weight.double())
+    energy = s.pow(2) / s.pow(2).sum()
+    metrics = {
+        "direction1_vertical_vs_horizontal": bool(separates),
+        "top1_energy": energy[0].item(),
+        "top2_energy": energy[:2].sum().item(),
+    }
+    arrays = {"singular_values": s.numpy(), "contributions": u[:, :3].numpy(), "eigvals": vals[:, :4].numpy(),
+              "eigvecs": pixel.numpy()}
+    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    print(metrics)
+
+
+if __name__ == "__main__":
+    main()

