@@ -2,6 +2,7 @@
 #   snakemake --cores 2                 quick tier of every paper, then reports/index.md
 #   snakemake --cores 2 bilinear_mlp    one paper by name
 #   snakemake --profile profiles/full   paper-scale settings (GPU recommended)
+#   snakemake --cores 2 benchmarks      speed ratios measured on this machine -> reports/benchmarks.json
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from shared.workflow import discover_papers, validate_tier
 PY = sys.executable  # shell rules run the interpreter Snakemake runs under, never whatever `python` is on PATH
 TIER = validate_tier(config.get("tier", "quick"))
 PAPERS = discover_papers(Path(workflow.basedir) / "replications")
+BENCHMARKS = []  # each paper's rules.smk appends the benchmark files it can produce
 
 wildcard_constraints:
     dataset=r"[a-z0-9_]+",

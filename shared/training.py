@@ -3,7 +3,8 @@
 Each model has a Run: a seed (which, with the builder seeding init, fixes data order and noise), its Gaussian
 input-noise std and its weight decay. Models with the same seed share one data stream: the same batches and the
 same noise draws (scaled by each model's std), so a grid over noise, weight decay or width costs one stream per
-seed, while each model's numbers stay identical to training it alone. AdamW (decoupled weight decay, one
+seed, while each model's numbers stay those of training it alone (to float tolerance: models on the same
+inputs share their first-layer matmul). AdamW (decoupled weight decay, one
 parameter group per model) with a cosine schedule stepped per epoch, as the paper's code does.
 """
 import math
@@ -96,13 +97,13 @@ def train(models, runs, data, schedule, device):
                 noise = None
                 if any(r.noise_std > 0 for r in members):
                     noise = torch.randn(xb.shape, generator=noise_gens[seed], device=device, dtype=xb.dtype)
-                for run in members:
-                    inputs = xb if run.noise_std == 0 else torch.add(xb, noise, alpha=run.noise_std)
-                    logits = models[run.name](inputs)
-                    loss = F.cross_entropy(logits, yb)
-                    total = total + loss
-                    loss_sum[run.name] += loss.detach()
-                    correct[run.name] += (logits.detach().argmax(-1) == yb).sum()
+                for std, group in _by_noise(members).items():
+                    inputs = xb if std == 0 else torch.add(xb, noise, alpha=std)
+                    for run, logits in zip(group, _forward_group([models[r.name] for r in group], inputs)):
+                        loss = F.cross_entropy(logits, yb)
+                        total = total + loss
+                        loss_sum[run.name] += loss.detach()
+                        correct[run.name] += (logits.detach().argmax(-1) == yb).sum()
             optimizer.zero_grad(set_to_none=True)
             total.backward()
             optimizer.step()
@@ -123,6 +124,27 @@ def train(models, runs, data, schedule, device):
             history[name].append(row)
         bar.set_postfix(loss=f"{sum(h[-1]['train_loss'] for h in history.values()) / len(names):.4f}")
     return history
+
+
+def _by_noise(members):
+    groups = {}
+    for run in members:
+        groups.setdefault(run.noise_std, []).append(run)
+    return groups
+
+
+def _forward_group(models, inputs):
+    """Logits of several models on the same inputs.
+
+    Models that expose `input_layer` (a bias-free nn.Linear) and `forward_from_input_layer` share one matmul for
+    their first layer: thin layers of small models are slow one at a time, and the first layer does most of the
+    work. Same maths as calling each model; the floats may differ in the last bits (another matmul blocking).
+    """
+    if len(models) > 1 and all(hasattr(m, "forward_from_input_layer") for m in models):
+        weights = [m.input_layer.weight for m in models]
+        z = inputs @ torch.cat(weights).T
+        return [m.forward_from_input_layer(part) for m, part in zip(models, z.split([w.shape[0] for w in weights], -1))]
+    return [m(inputs) for m in models]
 
 
 @torch.no_grad()

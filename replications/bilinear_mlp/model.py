@@ -28,10 +28,17 @@ class ImageClassifier(nn.Module):
             self.mixer = Bilinear(d_hidden, d_hidden, bias=bias, gate="relu" if layer == "reglu" else None)
         self.head = nn.Linear(d_hidden, n_classes, bias=False)
 
-    def forward(self, x):
-        z = self.embed(x)
+    @property
+    def input_layer(self):
+        """The first (bias-free, linear) layer; the trainer fuses it across models that see the same inputs."""
+        return self.embed
+
+    def forward_from_input_layer(self, z):
         h = self.mixer(z)
         return self.head(z + h if self.residual else h)
+
+    def forward(self, x):
+        return self.forward_from_input_layer(self.embed(x))
 
     @torch.no_grad()
     def interaction_matrices(self, dtype=torch.float64):

@@ -151,3 +151,16 @@ rule bilinear_mlp_report:
     shell:
         "{PY:q} -m shared.report render --paper bilinear_mlp --tier {TIER} --paper-dir {BMLP} "
         "--metrics {input.metrics} --figures {input.figures} --out-dir {BMLP_REP} --config {input.config:q}"
+
+
+rule bilinear_mlp_benchmark:
+    input:
+        f"{BMLP}/benchmark.py",
+    output:
+        "results/benchmarks/bilinear_mlp.json",
+    threads: workflow.cores
+    shell:
+        "{PY:q} {input:q} --out {output:q} --device {BMLP_CFG[device]}"
+
+
+BENCHMARKS.append("results/benchmarks/bilinear_mlp.json")

@@ -7,3 +7,14 @@ rule index:
         [f"reports/{paper}/claims.csv" for paper in PAPERS],
     shell:
         "{PY:q} -m shared.report index --reports reports --out reports/index.md"
+
+
+rule benchmarks:
+    input:
+        lambda w: BENCHMARKS,
+    output:
+        "reports/benchmarks.json",
+    run:
+        from shared.files import read_json, write_json
+
+        write_json(output[0], {Path(f).stem: read_json(f) for f in input})
