@@ -212,23 +212,44 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         paper, tier = csv_path.parent.parent.name, csv_path.parent.name
         if tier in TIERS:
             papers.setdefault(paper, {})[tier] = [{**row, "tier": tier} for row in read_csv(csv_path)]
-    rows = []
     for paper, tiers in sorted(papers.items()):
         write_csv(reports_dir / paper / "claims.csv", [row for t in TIERS for row in tiers.get(t, [])])
+    write_text(out, "# Replication reports\n\nClaims PASS / total per tier, computed from each run's metrics. "
+                    "Quick-tier numbers come from scaled-down settings.\n\n"
+                    + _status_table(papers, reports_dir, out.parent, replications_dir) + "\n")
+    readme = reports_dir.parent / "README.md"
+    if readme.is_file():
+        _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
+    return papers
+
+
+README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end -->"
+
+
+def _status_table(papers, reports_dir, base, replications_dir):
+    """One row per paper: PASS / total per tier, with links relative to `base`."""
+    rel = lambda path: Path(os.path.relpath(path, base)).as_posix()
+    rows = []
+    for paper, tiers in sorted(papers.items()):
         cells = [cell(paper), cell(_paper_title(Path(replications_dir), paper))]
         for tier in TIERS:
             if tier not in tiers:
                 cells.append("—")
                 continue
             n = counts(tiers[tier])
-            link = Path(os.path.relpath(reports_dir / paper / tier / "report.md", out.parent)).as_posix()
-            cells.append(f"[{n[PASS]} / {len(tiers[tier])} PASS]({link})" + (f", {n[FAIL]} FAIL" if n[FAIL] else ""))
-        merged = Path(os.path.relpath(reports_dir / paper / "claims.csv", out.parent)).as_posix()
-        rows.append(cells + [f"[claims.csv]({merged})"])
-    body = table(["Paper", "Title", *TIERS, "All claims"], rows) if rows else "_No reports yet._"
-    write_text(out, "# Replication reports\n\nClaims PASS / total per tier, computed from each run's metrics. "
-                    "Quick-tier numbers come from scaled-down settings.\n\n" + body + "\n")
-    return papers
+            cells.append(f"[{n[PASS]} / {len(tiers[tier])} PASS]({rel(reports_dir / paper / tier / 'report.md')})"
+                         + (f", {n[FAIL]} FAIL" if n[FAIL] else ""))
+        rows.append(cells + [f"[claims.csv]({rel(reports_dir / paper / 'claims.csv')})"])
+    return table(["Paper", "Title", *TIERS, "All claims"], rows) if rows else "_No reports yet._"
+
+
+def _update_readme(readme, body):
+    """Keep the README's status table equal to the index (between its two markers; untouched without them)."""
+    text = readme.read_text()
+    if README_START in text and README_END in text:
+        head, rest = text.split(README_START, 1)
+        _, tail = rest.split(README_END, 1)
+        write_text(readme, f"{head}{README_START}\n{body}\n{README_END}{tail}")
 
 
 def _paper_title(replications_dir, paper):

@@ -1,0 +1,51 @@
+"""Metrics of the trained classifiers: test accuracy (claim C1) and the exact tensor identity (claim C2).
+
+The identity U (Wz * Vz) = z^T B z is checked in float64 on the trained weights, as a relative error
+max|a - b| / max|b| over a batch of test inputs.
+"""
+import statistics
+
+import numpy as np
+import torch
+
+from common import load_data, load_models, parse_args, write_metrics
+from shared.files import read_json
+from shared.training import evaluate
+
+
+def rel_err(a, b):
+    return ((a - b).abs().max() / b.abs().max()).item()
+
+
+def main():
+    args = parse_args("checkpoint", "history", "data", "metrics", "arrays")
+    p = args.params  # the `analysis` section of config.yaml
+    models, meta = load_models(args.checkpoint)
+    data = load_data(args.data)
+    history = read_json(args.history)["history"]
+
+    acc, contraction_err = {}, {}
+    x = data["x_test"][: p["identity_inputs"]].double()
+    for name, model in models.items():
+        acc[name] = evaluate(model, data["x_test"], data["y_test"])[1]  # the saved weights, not the training log
+        model = model.double()
+        with torch.no_grad():
+            z = model.layer_input(x)
+            contraction = torch.einsum("cij,ni,nj->nc", model.tensor(torch.float64), z, z)
+            contraction_err[name] = rel_err(contraction, model(x))
+
+    metrics = {
+        "test_acc_min": min(acc.values()),
+        "test_acc_mean": statistics.fmean(acc.values()),
+        **{f"test_acc_{name}": value for name, value in acc.items()},
+        "contraction_rel_err": max(contraction_err.values()),
+    }
+    curves = {f"test_acc_{name}": np.array([row.get("test_acc", np.nan) for row in h]) for name, h in history.items()}
+    info = {"device": meta["device"], "seeds": meta["seeds"], "train_wall_s": meta["wall_seconds"],
+            "test_images": len(data["x_test"]), "identity_inputs": len(x), "identity_dtype": "float64"}
+    write_metrics(args.metrics, metrics, info=info, arrays=curves, arrays_path=args.arrays)
+    print(metrics)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The real Snakemake pipeline, run in a temporary copy of the repository with a tiny quick-tier override."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (
+    "bilinear_mlp={quick: {experiments: {"
+    "base: {epochs: 2}, noise: {epochs: 2}, grid: {epochs: 2, d_hidden: 32}, "
+    "size: {epochs: 2, grid: {d_hidden: [8, 16], seed: [0, 1]}}, adversarial: {epochs: 2}}}}"
+)
+
+
+def copy_repo(dest):
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ROOT / "Snakefile", dest / "Snakefile")
+    shutil.copytree(ROOT / "shared" / "rules", dest / "shared" / "rules", ignore=ignore)
+    shutil.copytree(ROOT / "profiles", dest / "profiles", ignore=ignore)
+    shutil.copytree(ROOT / "replications" / "bilinear_mlp", dest / "replications" / "bilinear_mlp", ignore=ignore)
+    return dest
+
+
+def snakemake(cwd, *args, env=None):
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    repo = copy_repo(tmp_path_factory.mktemp("repo"))
+    proc = snakemake(repo, "--cores", "2", "--config", TINY)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return repo
+
+
+@pytest.mark.slow
+def test_quick_pipeline_renders_scored_report(pipeline):
+    report = pipeline / "reports" / "bilinear_mlp" / "quick"
+    text = (report / "report.md").read_text()
+    for section in ("## Claims", "## Figures", "## Deviations from the paper", "## Provenance"):
+        assert section in text
+    rows = list(csv.DictReader(open(report / "claims.csv")))
+    assert len(rows) >= 15
+    assert {r["status"] for r in rows} <= {"PASS", "FAIL", "NOT RUN"}
+    by_id = {r["id"]: r for r in rows}
+    # the identities hold for any trained weights, even after two epochs
+    for claim in ("M0-contraction", "M1-symmetric-part", "M2-eigen-sum", "M3-hosvd", "M4-bias-augmentation"):
+        assert by_id[claim]["status"] == "PASS", by_id[claim]
+    assert by_id["A5-fashion-bilinear-vs-reglu"]["status"] == "NOT RUN"
+    figures = sorted(p.name for p in (report / "figures").glob("*.png"))
+    assert "eigenvectors_spectra.png" in figures and len(figures) == 9
+    assert (pipeline / "reports" / "index.md").is_file()
+    merged = list(csv.DictReader(open(pipeline / "reports" / "bilinear_mlp" / "claims.csv")))
+    assert {"id", "tier", "paper_value", "reproduced", "check", "status"} <= set(merged[0])
+
+
+@pytest.mark.slow
+def test_rerun_is_a_no_op_and_figure_change_does_not_retrain(pipeline):
+    proc = snakemake(pipeline, "--cores", "2", "--config", TINY, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    (pipeline / "replications" / "bilinear_mlp" / "plot_spectrum.py").touch()
+    proc = snakemake(pipeline, "--cores", "2", "--config", TINY, "-n", "--rerun-triggers", "mtime")
+    out = proc.stdout + proc.stderr
+    assert "bilinear_mlp_figure" in out and "bilinear_mlp_train" not in out
+
+
+@pytest.mark.slow
+def test_check_claims_exit_code_follows_the_report(pipeline):
+    rows = list(csv.DictReader(open(pipeline / "reports" / "bilinear_mlp" / "quick" / "claims.csv")))
+    proc = subprocess.run([sys.executable, "-m", "shared.cli", "check-claims", "--tier", "quick"], cwd=pipeline,
+                          capture_output=True, text=True)
+    assert proc.returncode == (1 if any(r["status"] == "FAIL" for r in rows) else 0), proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("override, key", [
+    ("bilinear_mlp={lr: -0.1}", "lr"),
+    ("bilinear_mlp={quick: {experiments: {base: {dataset: cifar10}}}}", "experiments.base.dataset"),
+    ("bilinear_mlp={quick: {experiments: {base: {epoch: 3}}}}", "experiments.base"),
+])
+def test_invalid_config_is_rejected_before_any_job(tmp_path, override, key):
+    repo = copy_repo(tmp_path)
+    proc = snakemake(repo, "--cores", "1", "--config", override)
+    assert proc.returncode != 0
+    assert f"invalid config key '{key}" in proc.stdout + proc.stderr
+    assert not (repo / "results").exists() and not (repo / "data").exists()
+
+
+def test_unknown_tier_is_rejected(tmp_path):
+    proc = snakemake(copy_repo(tmp_path), "--cores", "1", "--config", "tier=medium")
+    assert proc.returncode != 0 and "'tier'" in proc.stdout + proc.stderr and "quick, full" in proc.stdout + proc.stderr
+
+
+def test_corrupt_download_stops_the_pipeline(tmp_path):
+    """A mirror on 127.0.0.1 serves a corrupt MNIST: prepare fails its sha256, the file is gone, nothing trains."""
+    import http.server
+    import threading
+
+    mirror = tmp_path / "mirror" / "mnist"
+    mirror.mkdir(parents=True)
+    for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+        (mirror / name).write_bytes(b"not the real file")
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path / "mirror"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        repo = copy_repo(tmp_path / "repo")
+        env = {"REPLICATIONS_MIRROR": f"http://127.0.0.1:{server.server_address[1]}",
+               "REPLICATIONS_DATA_DIR": str(repo / "data" / "raw"),
+               # the registry's real URLs must fail at once, online or not
+               "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "no_proxy": "127.0.0.1"}
+        proc = snakemake(repo, "bilinear_mlp", "--cores", "1", "--config", "tier=full",
+                         "bilinear_mlp={full: {datasets: [mnist]}}", env=env)
+    finally:
+        server.shutdown()
+    assert proc.returncode != 0
+    assert not list((repo / "data").rglob("*.gz")) and not (repo / "data" / "prepared" / "mnist.safetensors").exists()
+    assert not (repo / "results" / "bilinear_mlp" / "full" / "models").exists()
+    log = (repo / "logs" / "data" / "mnist.log").read_text()
+    assert "sha256" in log and "train-images-idx3-ubyte.gz" in log
