@@ -44,6 +44,7 @@ def load_paper_config(paper_dir, tier, overrides=None):
     """
     paper_dir = Path(paper_dir)
     tier = validate_tier(tier)
+    overrides = _yaml_scalars(overrides)
     raw = yaml.safe_load((paper_dir / "config.yaml").read_text())
     if tier not in raw:
         raise ConfigError(f"{paper_dir.name}: config.yaml has no tier {tier!r}")
@@ -57,6 +58,18 @@ def load_paper_config(paper_dir, tier, overrides=None):
     if schema_path.exists():
         validate(cfg, yaml.safe_load(schema_path.read_text()), where=f"{paper_dir.name} ({tier} tier)")
     return cfg
+
+
+def _yaml_scalars(value):
+    """`snakemake --config k='{a: {b: 5}}'` leaves the nested scalars as strings ('5'); read them as YAML does."""
+    if isinstance(value, str):
+        parsed = yaml.safe_load(value) if value.strip() else value
+        return _yaml_scalars(parsed) if isinstance(parsed, (dict, list)) else parsed
+    if isinstance(value, dict):
+        return {k: _yaml_scalars(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_yaml_scalars(v) for v in value]
+    return value
 
 
 def validate(cfg, schema, where="config"):

@@ -1,7 +1,6 @@
 """shared.training and shared.checkpoints on small synthetic data with the paper's ImageClassifier (CPU)."""
 import importlib.util
 import json
-import math
 import pickle
 import struct
 import sys
@@ -35,6 +34,16 @@ def _load_model_module():
 
 
 ImageClassifier = _load_model_module().ImageClassifier
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models gain nothing from intra-op threads, and spinning OpenMP workers on a busy 2-core box cost
+    several-fold; every comparison here is between runs under the same setting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

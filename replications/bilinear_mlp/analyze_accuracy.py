@@ -12,8 +12,7 @@ def main():
     metrics["bilinear_minus_relu"] = acc["bilinear"] - acc["relu"]
     metrics["nobias_minus_bias"] = acc["bilinear"] - acc["bilinear_bias"]
     curves = {f"test_acc_{n}": [row.get("test_acc", float("nan")) for row in h] for n, h in run["history"].items()}
-    write_metrics(args.metrics, metrics, info={"device": run["device"], "train_wall_s": run["wall_seconds"]},
-                  arrays=curves, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, run, arrays=curves, arrays_path=args.arrays)
     print(metrics)
 
 

@@ -71,7 +71,7 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
 
 def main():
     args = parse_args("checkpoint", "data", "metrics", "arrays")
-    models, _, _ = load_models(args.checkpoint)
+    models, _, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     cfg = args.params["adversarial"]
     x, y = data["x_train"], data["y_train"]
@@ -96,7 +96,7 @@ def main():
             f"{kind}_excess_target_rate_at_max": rate - rrate,
         })
     metrics["max_strength"] = cfg["strengths"][-1]
-    write_metrics(args.metrics, metrics, info={"evaluated_on": f"{len(x)} training images"},
+    write_metrics(args.metrics, metrics, meta, info={"evaluated_on": f"{len(x)} training images"},
                   arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 

@@ -13,7 +13,7 @@ from shared import analysis
 
 def main():
     args = parse_args("checkpoint", "metrics", "arrays")
-    models, specs, _ = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint)
     wds = sorted({s["weight_decay"] for s in specs.values()})
     sigmas = sorted({s["noise_std"] for s in specs.values()})
     shape = (len(wds), len(sigmas))
@@ -42,7 +42,7 @@ def main():
     }
     arrays = {"wds": np.array(wds), "sigmas": np.array(sigmas), "rank": rank,
               "pixel_abs": pix_abs, "pixel_pos": pix_pos, "pixel_neg": pix_neg}
-    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 
 

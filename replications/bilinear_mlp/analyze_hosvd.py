@@ -12,7 +12,7 @@ from shared import analysis
 
 def main():
     args = parse_args("checkpoint", "metrics", "arrays")
-    models, _, _ = load_models(args.checkpoint)
+    models, _, meta = load_models(args.checkpoint)
     model = models["bilinear"]
     q = model.interaction_matrices()
     u, s, qk = analysis.hosvd(q)
@@ -29,7 +29,7 @@ def main():
     }
     arrays = {"singular_values": s.numpy(), "contributions": u[:, :3].numpy(), "eigvals": vals[:, :4].numpy(),
               "eigvecs": pixel.numpy()}
-    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 
 

@@ -14,7 +14,7 @@ def rel_err(a, b):
 
 def main():
     args = parse_args("checkpoint", "data", "metrics", "arrays")
-    models, _, _ = load_models(args.checkpoint)
+    models, _, meta = load_models(args.checkpoint)
     x = load_images(args.data)["x_test"][:512].double()
     model = models["bilinear"].double()
     left, right, out = model.mixer.left, model.mixer.right, model.head.weight
@@ -55,7 +55,7 @@ def main():
         "hosvd_symmetry_err": ((qk - qk.transpose(-1, -2)).norm() / qk.norm()).item(),
         "bias_augmentation_rel_err": rel_err(bias_form, biased(x)),
     }
-    write_metrics(args.metrics, metrics, info={"dtype": "float64", "inputs": len(x)},
+    write_metrics(args.metrics, metrics, meta, info={"dtype": "float64", "inputs": len(x)},
                   arrays={"truncation_errors": errors}, arrays_path=args.arrays)
     print(metrics)
 

@@ -22,7 +22,7 @@ def rare_pixel_mass(top_vecs, rare):
 
 def main():
     args = parse_args("checkpoint", "history", "data", "metrics", "arrays")
-    models, specs, _ = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     rare = rare_pixel_mask(data["x_train"], args.params["rare_pixel_threshold"])
     history = read_json(args.history)["history"]
@@ -50,7 +50,7 @@ def main():
         metrics[f"effective_rank_noise{s}"], metrics[f"rare_pixel_mass_noise{s}"], metrics[f"acc_noise{s}"] = r, m, a
     arrays = {"sigmas": np.array(sigmas), "ranks": np.array(ranks), "masses": np.array(masses),
               "accs": np.array(accs), "digit0_top": np.stack(digit0), "rare": rare.numpy()}
-    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 
 

@@ -21,7 +21,7 @@ def pair_similarity(vecs_by_seed, pairs):
 
 def main():
     args = parse_args("checkpoint", "metrics", "arrays")
-    models, specs, _ = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint)
     top = args.params["similarity_top"]
     sizes = sorted({s["d_hidden"] for s in specs.values()})
     seeds = sorted({s["seed"] for s in specs.values()})
@@ -46,7 +46,7 @@ def main():
     for d, c, p in zip(sizes, corrected[:, 0], paper_code[:, 0]):
         metrics[f"top1_corrected_d{d}"], metrics[f"top1_paper_code_d{d}"] = float(c), float(p)
     arrays = {"sizes": np.array(sizes), "corrected": corrected, "paper_code": paper_code}
-    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 
 

@@ -45,7 +45,7 @@ def main():
         "signed_vals": signed_vals.numpy(), "top_positive": signed_vecs[:, :3].numpy(),
         "top_negative": signed_vecs[:, -3:].flip(1).numpy(), "selectivity": selectivity.numpy(),
     }
-    write_metrics(args.metrics, metrics, info={"model": "bilinear", "experiment": meta["experiment"]},
+    write_metrics(args.metrics, metrics, meta, info={"model": "bilinear"},
                   arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 

@@ -22,7 +22,7 @@ def truncated_accuracy(model, x, y, ks):
 
 def main():
     args = parse_args("checkpoint", "data", "metrics", "arrays")
-    models, specs, _ = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     x, y = data["x_test"].double(), data["y_test"]
     ks = args.params["truncation_k"]
@@ -49,7 +49,7 @@ def main():
         metrics[f"full_acc_d{d}"] = float(full[i].mean())
         metrics[f"drop_k10_d{d}"] = float(drop[i, :, at(10)].mean())
     arrays = {"ks": np.array(ks), "sizes": np.array(sizes), "trunc": trunc, "full": full}
-    write_metrics(args.metrics, metrics, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, arrays=arrays, arrays_path=args.arrays)
     print(metrics)
 
 

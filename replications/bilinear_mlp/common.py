@@ -48,9 +48,16 @@ def load_models(path):
     return models, {s["name"]: s for s in meta["runs"]}, meta
 
 
-def write_metrics(path, metrics, info=None, skipped=None, arrays=None, arrays_path=None):
-    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws."""
-    write_json(path, {"metrics": metrics, "skipped": skipped or {}, "info": info or {}})
+def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None):
+    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
+
+    `meta` (a checkpoint's or history's metadata) adds the experiment, seeds, device and training time to `info`.
+    """
+    info = dict(info or {})
+    if meta is not None:
+        info.update(experiment=meta["experiment"], seeds=sorted({r["seed"] for r in meta["runs"]}),
+                    models=len(meta["runs"]), device=meta["device"], train_wall_s=round(meta["wall_seconds"], 1))
+    write_json(path, {"metrics": metrics, "skipped": {}, "info": info})
     if arrays is not None:
         with atomic_path(arrays_path) as tmp:
             with open(tmp, "wb") as f:

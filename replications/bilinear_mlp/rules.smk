@@ -57,6 +57,7 @@ rule bilinear_mlp_config:
 rule bilinear_mlp_train:
     input:
         data=lambda w: bmlp_data(w.experiment),
+        script=f"{BMLP}/train.py",
     output:
         checkpoint=f"{BMLP_RES}/models/{{experiment}}.safetensors",
         history=f"{BMLP_RES}/models/{{experiment}}.json",
@@ -72,7 +73,7 @@ rule bilinear_mlp_train:
     log:
         f"{BMLP_RES}/logs/train_{{experiment}}.log",
     shell:
-        "{PY:q} {BMLP}/train.py --params {params.p:q} --threads {threads} --data {input.data:q} "
+        "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} --data {input.data:q} "
         "--checkpoint {output.checkpoint:q} --history {output.history:q} 2> {log:q}"
 
 

@@ -1,13 +1,12 @@
 """Train every run of one experiment in a single batched run; write one safetensors checkpoint and its history."""
 import time
 
-import torch
-
 from common import load_images, parse_args
 from model import build
 from shared.checkpoints import save_models
 from shared.files import write_json
 from shared.grid import expand_runs
+from shared.provenance import collect
 from shared.runtime import describe, pick_device, seed_everything
 from shared.training import Run, Schedule, train
 
@@ -37,7 +36,7 @@ def main():
 
     final = {name: h[-1] for name, h in history.items()}
     meta = {"experiment": p["experiment"], "runs": specs, "device": describe(device), "wall_seconds": wall,
-            "data_std": data_std, "final": final, "torch": torch.__version__}
+            "data_std": data_std, "final": final, "provenance": collect(config=p, device=describe(device))}
     save_models(args.checkpoint, models, meta)
     write_json(args.history, {**meta, "history": history})
     print(f"{p['experiment']}: {len(specs)} models, {wall:.1f} s on {describe(device)}; "

@@ -37,6 +37,8 @@ rule __PAPER___config:
 
 
 rule __PAPER___data:
+    input:
+        script=f"{P___PAPER__}/prepare_data.py",
     output:
         P___PAPER___DATA,
     params:
@@ -44,12 +46,13 @@ rule __PAPER___data:
     log:
         f"{P___PAPER___RES}/logs/data.log",
     shell:
-        "{PY:q} {P___PAPER__}/prepare_data.py --params {params.p:q} --out {output:q} > {log:q} 2>&1"
+        "{PY:q} {input.script:q} --params {params.p:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule __PAPER___train:
     input:
         data=P___PAPER___DATA,
+        script=f"{P___PAPER__}/train.py",
     output:
         checkpoint=f"{P___PAPER___RES}/models/model.safetensors",
         history=f"{P___PAPER___RES}/models/model.json",
@@ -61,7 +64,7 @@ rule __PAPER___train:
     log:
         f"{P___PAPER___RES}/logs/train.log",
     shell:
-        "{PY:q} {P___PAPER__}/train.py --params {params.p:q} --threads {threads} --data {input.data:q} "
+        "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} --data {input.data:q} "
         "--checkpoint {output.checkpoint:q} --history {output.history:q} 2> {log:q}"
 
 

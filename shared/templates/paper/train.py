@@ -1,12 +1,11 @@
 """Train one model per seed in a single batched run; write one safetensors checkpoint and its history."""
 import time
 
-import torch
-
 from common import load_data, parse_args
 from model import build
 from shared.checkpoints import save_models
 from shared.files import write_json
+from shared.provenance import collect
 from shared.runtime import describe, pick_device, seed_everything
 from shared.training import Run, Schedule, train
 
@@ -31,7 +30,7 @@ def main():
 
     final = {name: h[-1] for name, h in history.items()}
     meta = {"runs": specs, "device": describe(device), "wall_seconds": wall, "final": final,
-            "seeds": p["seeds"], "torch": torch.__version__}
+            "seeds": p["seeds"], "provenance": collect(config=p, seeds=p["seeds"], device=describe(device))}
     save_models(args.checkpoint, models, meta)
     write_json(args.history, {**meta, "history": history})
     print(f"{len(specs)} models, {wall:.1f} s on {describe(device)}; "
