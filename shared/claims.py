@@ -261,26 +261,3 @@ def counts(results):
     statuses = [r.status if isinstance(r, ClaimResult) else r["status"] for r in results]
     return {status: statuses.count(status) for status in (PASS, FAIL, NOT_RUN)}
 
-
-# ---------------------------------------------------------------- analyses that cannot run in this invocation
-
-def write_skipped(claims_path, namespace, reason, out):
-    """A metrics file marking every claim metric of `namespace` as skipped, so those claims read NOT RUN."""
-    from shared.files import write_json
-
-    doc = load_claims(claims_path)
-    keys = sorted({c["metric"].split(".", 1)[1] for c in doc["claims"] if c["metric"].split(".", 1)[0] == namespace})
-    write_json(out, {"metrics": {}, "skipped": {k: reason for k in keys}, "info": {"skipped": reason}})
-
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="write a metrics file whose claims read NOT RUN")
-    parser.add_argument("command", choices=["skip"])
-    parser.add_argument("--claims", required=True)
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--reason", required=True)
-    parser.add_argument("--out", required=True)
-    a = parser.parse_args()
-    write_skipped(a.claims, a.namespace, a.reason, a.out)

@@ -60,11 +60,19 @@ def read_csv(path):
 
 # ---------------------------------------------------------------- render
 
-def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_path=None):
-    """Score the claims of one paper at one tier and write report.md, claims.csv, provenance.json."""
+def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_path=None, skipped_namespaces=None):
+    """Score the claims of one paper at one tier and write report.md, claims.csv, provenance.json.
+
+    `skipped_namespaces` ({namespace: reason}) names analyses that could not run in this invocation (their
+    experiment's dataset was left out, say): every claim reading them is NOT RUN with that reason.
+    """
     paper_dir, out_dir = Path(paper_dir), Path(out_dir)
     claims_doc = load_claims(paper_dir / "claims.yaml")
     metrics, skipped = load_metrics(metrics_paths)
+    for claim in claims_doc["claims"]:
+        namespace = claim["metric"].split(".", 1)[0]
+        if namespace in (skipped_namespaces or {}):
+            skipped[claim["metric"]] = skipped_namespaces[namespace]
     results = score(claims_doc, metrics, skipped, tier)
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
     config = _read_config(config_path) if config_path else None
@@ -270,13 +278,15 @@ def main(argv=None):
     r.add_argument("--paper-dir", required=True)
     r.add_argument("--metrics", nargs="*", default=[])
     r.add_argument("--figures", nargs="*", default=[])
+    r.add_argument("--skipped", default="{}", help="JSON {namespace: reason} of analyses that could not run")
     r.add_argument("--out-dir", required=True)
     r.add_argument("--config")
     i = sub.add_parser("index", help="merge per-tier claims.csv files and write the index")
     add_index_arguments(i)
     args = parser.parse_args(argv)
     if args.command == "render":
-        render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config)
+        render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
+               json.loads(args.skipped))
     else:
         index(args.reports, args.out, args.replications)
 

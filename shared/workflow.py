@@ -96,6 +96,11 @@ def _allowed(err):
     return f" (allowed: {'; '.join(parts)})" if parts else ""
 
 
+def path_args(inputs, skip=("script",)):
+    """A rule's named inputs as `--name path` arguments for a script (the script itself excluded)."""
+    return " ".join(f"--{name} {path}" for name, path in inputs.items() if name not in skip)
+
+
 def config_hash(cfg):
     """Short, stable hash of a resolved config (key order does not matter)."""
     blob = json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode()

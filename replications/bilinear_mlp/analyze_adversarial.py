@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from analyze_noise import rare_pixel_mask
-from common import load_images, load_models, parse_args, write_metrics
+from common import load_images, load_models
+from shared.scripts import parse_args, write_metrics
 from shared import analysis
 from shared.runtime import generator
 

@@ -7,7 +7,8 @@ An axis's effect on a metric is its range along that axis, averaged over the oth
 """
 import numpy as np
 
-from common import load_models, parse_args, spearman, write_metrics
+from common import load_models
+from shared.scripts import parse_args, spearman, write_metrics
 from shared import analysis
 
 

@@ -6,7 +6,8 @@ arbitrary, relative signs are not).
 """
 import numpy as np
 
-from common import load_models, parse_args, write_metrics
+from common import load_models
+from shared.scripts import parse_args, write_metrics
 from shared import analysis
 
 

@@ -4,7 +4,8 @@ Each metric is a relative error max|a - b| / max|b| over a batch of test inputs 
 """
 import torch
 
-from common import load_images, load_models, parse_args, write_metrics
+from common import load_images, load_models
+from shared.scripts import parse_args, write_metrics
 from shared import analysis
 
 

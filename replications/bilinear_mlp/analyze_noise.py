@@ -5,7 +5,8 @@ whose mean training value is below `rare_pixel_threshold` (the outer edge); mean
 """
 import numpy as np
 
-from common import load_images, load_models, parse_args, spearman, write_metrics
+from common import load_images, load_models
+from shared.scripts import parse_args, spearman, write_metrics
 from shared import analysis
 from shared.files import read_json
 

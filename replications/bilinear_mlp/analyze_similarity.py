@@ -9,7 +9,8 @@ import itertools
 import numpy as np
 import torch
 
-from common import load_models, parse_args, spearman, write_metrics
+from common import load_models
+from shared.scripts import parse_args, spearman, write_metrics
 from shared import analysis
 
 
@@ -22,8 +23,8 @@ def pair_similarity(vecs_by_seed, pairs):
 def main():
     args = parse_args("checkpoint", "metrics", "arrays")
     models, specs, meta = load_models(args.checkpoint)
-    top = args.params["similarity_top"]
     sizes = sorted({s["d_hidden"] for s in specs.values()})
+    top = min(args.params["similarity_top"], sizes[0])  # a width-d model has only d eigenvectors
     seeds = sorted({s["seed"] for s in specs.values()})
     corrected, paper_code = [], []
     for d in sizes:

@@ -1,29 +1,9 @@
-"""Helpers shared by this paper's scripts: arguments, data as float tensors, trained models from checkpoints."""
-import argparse
-import json
-
-import numpy as np
+"""What this paper's scripts share: the prepared images as float tensors, and the trained classifiers."""
 import torch
 
-from model import build
-from shared.checkpoints import load_state_dicts
+import model
+from shared import scripts
 from shared.data import read_prepared
-from shared.files import atomic_path, write_json
-
-
-def parse_args(*paths, many=()):
-    """--params takes the rule's JSON parameters; `paths` name one-path arguments, `many` several-path ones."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--params", type=json.loads, default={})
-    parser.add_argument("--threads", type=int, default=0)
-    for name in paths:
-        parser.add_argument(f"--{name}", required=True)
-    for name in many:
-        parser.add_argument(f"--{name}", nargs="+", required=True)
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return args
 
 
 def load_images(path):
@@ -37,43 +17,5 @@ def load_images(path):
 
 
 def load_models(path):
-    """{run name: model in eval mode}, the run specs and the training history, from a checkpoint (no pickle)."""
-    states, meta = load_state_dicts(path)
-    models = {}
-    for spec in meta["runs"]:
-        model = build(spec)
-        model.load_state_dict(states[spec["name"]])
-        model.requires_grad_(False)  # analysis only reads the weights
-        models[spec["name"]] = model.eval()
-    return models, {s["name"]: s for s in meta["runs"]}, meta
-
-
-def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None):
-    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
-
-    `meta` (a checkpoint's or history's metadata) adds the experiment, seeds, device and training time to `info`.
-    """
-    info = dict(info or {})
-    if meta is not None:
-        info.update(experiment=meta["experiment"], seeds=sorted({r["seed"] for r in meta["runs"]}),
-                    models=len(meta["runs"]), device=meta["device"], train_wall_s=round(meta["wall_seconds"], 1))
-    write_json(path, {"metrics": metrics, "skipped": {}, "info": info})
-    if arrays is not None:
-        with atomic_path(arrays_path) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
-
-
-def spearman(x, y):
-    """Rank correlation (no ties expected in a grid axis; ties get average ranks)."""
-    rx, ry = _ranks(np.asarray(x, float)), _ranks(np.asarray(y, float))
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _ranks(a):
-    order = a.argsort()
-    ranks = np.empty(len(a))
-    ranks[order] = np.arange(len(a))
-    for value in np.unique(a):  # average ranks of ties
-        ranks[a == value] = ranks[a == value].mean()
-    return ranks
+    """{run name: ImageClassifier}, {name: run spec} and the checkpoint's metadata."""
+    return scripts.load_models(path, model.build)

@@ -1,8 +1,9 @@
 # Bilinear MLPs (Pearce et al., ICLR 2025) and the bilinear-layer note (Sharkey, 2023).
-# Stages: data -> train (one batched run per experiment) -> analyze -> figures -> report.
+# Stages: data -> train (one batched run per experiment) -> analyze -> figures -> report
+# (the data, figure and report rules are shared: shared/rules/).
 import json
 
-from shared.workflow import load_paper_config
+from shared.workflow import load_paper_config, path_args
 
 BMLP = "replications/bilinear_mlp"
 BMLP_CFG = load_paper_config(BMLP, TIER, config.get("bilinear_mlp"))
@@ -31,7 +32,10 @@ BMLP_SKIP = {
          if a[1] in BMLP_CFG["experiments"] else f"experiment '{a[1]}' is not in the {TIER} tier")
     for ns, a in BMLP_ANALYSES.items() if ns not in BMLP_RUN
 }
-BMLP_FIGURES = [f"{BMLP_REP}/figures/{fig}_{ns}.png" for ns, a in BMLP_RUN.items() for fig in a[3]]
+PAPER_CONFIGS["bilinear_mlp"] = BMLP_CFG
+PAPER_METRICS["bilinear_mlp"] = [f"{BMLP_RES}/metrics/{ns}.json" for ns in BMLP_RUN]
+PAPER_FIGURES["bilinear_mlp"] = [f"{BMLP_REP}/figures/{fig}_{ns}.png" for ns, a in BMLP_RUN.items() for fig in a[3]]
+PAPER_SKIPPED["bilinear_mlp"] = BMLP_SKIP
 
 
 def bmlp_data(experiment):
@@ -41,17 +45,6 @@ def bmlp_data(experiment):
 rule bilinear_mlp:
     input:
         f"{BMLP_REP}/report.md",
-
-
-rule bilinear_mlp_config:
-    output:
-        f"{BMLP_RES}/config.json",
-    params:
-        cfg=json.dumps(BMLP_CFG, sort_keys=True),
-    run:
-        from shared.files import write_text
-
-        write_text(output[0], params.cfg + "\n")
 
 
 rule bilinear_mlp_train:
@@ -87,9 +80,6 @@ def bmlp_analysis_inputs(w):
     return {"script": f"{BMLP}/analyze_{script}.py", **{k: paths[k] for k in reads}}
 
 
-def bmlp_path_args(inputs):
-    return " ".join(f"--{k} {v}" for k, v in inputs.items() if k != "script")
-
 
 rule bilinear_mlp_analyze:
     input:
@@ -101,57 +91,13 @@ rule bilinear_mlp_analyze:
         ns="|".join(BMLP_RUN) or "none",
     params:
         p=json.dumps(BMLP_CFG["analysis"], sort_keys=True),
-        paths=lambda w, input: bmlp_path_args(dict(input.items())),
+        paths=lambda w, input: path_args(dict(input.items())),
     threads: 1
     log:
         f"{BMLP_RES}/logs/analyze_{{ns}}.log",
     shell:
         "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} {params.paths} "
         "--metrics {output.metrics:q} --arrays {output.arrays:q} > {log:q} 2>&1"
-
-
-rule bilinear_mlp_skip:
-    input:
-        claims=f"{BMLP}/claims.yaml",
-    output:
-        f"{BMLP_RES}/metrics/{{ns}}.json",
-    wildcard_constraints:
-        ns="|".join(BMLP_SKIP) or "none",
-    params:
-        reason=lambda w: BMLP_SKIP[w.ns],
-    shell:
-        "{PY:q} -m shared.claims skip --claims {input.claims:q} --namespace {wildcards.ns} "
-        "--reason {params.reason:q} --out {output:q}"
-
-
-rule bilinear_mlp_figure:
-    input:
-        arrays=f"{BMLP_RES}/analysis/{{ns}}.npz",
-        script=f"{BMLP}/plot_{{fig}}.py",
-    output:
-        report(f"{BMLP_REP}/figures/{{fig}}_{{ns}}.png", caption=f"{BMLP}/captions/{{fig}}.rst", category="bilinear_mlp"),
-    wildcard_constraints:
-        ns="|".join(BMLP_RUN) or "none",
-        fig=r"[a-z]+",
-    threads: 1
-    shell:
-        "{PY:q} {input.script:q} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns}"
-
-
-rule bilinear_mlp_report:
-    input:
-        config=f"{BMLP_RES}/config.json",
-        claims=f"{BMLP}/claims.yaml",
-        deviations=f"{BMLP}/deviations.md",
-        metrics=[f"{BMLP_RES}/metrics/{ns}.json" for ns in BMLP_ANALYSES],
-        figures=BMLP_FIGURES,
-    output:
-        f"{BMLP_REP}/report.md",
-        f"{BMLP_REP}/claims.csv",
-        f"{BMLP_REP}/provenance.json",
-    shell:
-        "{PY:q} -m shared.report render --paper bilinear_mlp --tier {TIER} --paper-dir {BMLP} "
-        "--metrics {input.metrics} --figures {input.figures} --out-dir {BMLP_REP} --config {input.config:q}"
 
 
 rule bilinear_mlp_benchmark:

@@ -1,8 +1,9 @@
 """Train every run of one experiment in a single batched run; write one safetensors checkpoint and its history."""
 import time
 
-from common import load_images, parse_args
+from common import load_images
 from model import build
+from shared.scripts import parse_args
 from shared.checkpoints import save_models
 from shared.files import write_json
 from shared.grid import expand_runs

@@ -1,4 +1,61 @@
-# Rules shared by every paper: the index of all reports and the merged per-paper claims tables.
+# Rules every paper uses. A paper's rules.smk registers what they need in four dictionaries (keyed by paper):
+#   PAPER_CONFIGS[p]  its resolved, validated config         PAPER_METRICS[p]  metrics files its report scores
+#   PAPER_FIGURES[p]  figures its report shows               PAPER_SKIPPED[p]  {namespace: reason} not run here
+# and provides results/<p>/<tier>/analysis/<ns>.npz for each figure reports/<p>/<tier>/figures/<fig>_<ns>.png,
+# drawn by replications/<p>/plot_<fig>.py and captioned by replications/<p>/captions/<fig>.rst.
+import json
+
+PAPER_CONFIGS, PAPER_METRICS, PAPER_FIGURES, PAPER_SKIPPED = {}, {}, {}, {}
+
+
+wildcard_constraints:
+    paper="|".join(PAPERS) or "none",
+    fig=r"[a-z]+",
+    ns=r"[a-z0-9_]+",
+
+
+rule paper_config:
+    output:
+        f"results/{{paper}}/{TIER}/config.json",
+    params:
+        cfg=lambda w: json.dumps(PAPER_CONFIGS[w.paper], sort_keys=True),
+    run:
+        from shared.files import write_text
+
+        write_text(output[0], params.cfg + "\n")
+
+
+rule paper_figure:
+    input:
+        arrays=f"results/{{paper}}/{TIER}/analysis/{{ns}}.npz",
+        script="replications/{paper}/plot_{fig}.py",
+    output:
+        report(f"reports/{{paper}}/{TIER}/figures/{{fig}}_{{ns}}.png", caption="replications/{paper}/captions/{fig}.rst",
+               category="{paper}", subcategory="{ns}"),
+    threads: 1
+    shell:
+        "{PY:q} {input.script:q} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns}"
+
+
+rule paper_report:
+    input:
+        config=f"results/{{paper}}/{TIER}/config.json",
+        claims="replications/{paper}/claims.yaml",
+        deviations="replications/{paper}/deviations.md",
+        metrics=lambda w: PAPER_METRICS[w.paper],
+        figures=lambda w: PAPER_FIGURES[w.paper],
+    output:
+        f"reports/{{paper}}/{TIER}/report.md",
+        f"reports/{{paper}}/{TIER}/claims.csv",
+        f"reports/{{paper}}/{TIER}/provenance.json",
+    params:
+        skipped=lambda w: json.dumps(PAPER_SKIPPED.get(w.paper, {})),
+    shell:
+        "{PY:q} -m shared.report render --paper {wildcards.paper} --tier {TIER} --paper-dir replications/{wildcards.paper} "
+        "--metrics {input.metrics} --figures {input.figures} --out-dir reports/{wildcards.paper}/{TIER} "
+        "--config {input.config:q} --skipped {params.skipped:q}"
+
+
 rule index:
     input:
         [f"reports/{paper}/{TIER}/claims.csv" for paper in PAPERS],

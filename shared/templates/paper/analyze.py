@@ -8,8 +8,9 @@ import statistics
 import numpy as np
 import torch
 
-from common import load_data, load_models, parse_args, write_metrics
+from common import load_data, load_models
 from shared.files import read_json
+from shared.scripts import parse_args, write_metrics
 from shared.training import evaluate
 
 
@@ -20,7 +21,7 @@ def rel_err(a, b):
 def main():
     args = parse_args("checkpoint", "history", "data", "metrics", "arrays")
     p = args.params  # the `analysis` section of config.yaml
-    models, meta = load_models(args.checkpoint)
+    models, _, meta = load_models(args.checkpoint)
     data = load_data(args.data)
     history = read_json(args.history)["history"]
 
@@ -41,9 +42,8 @@ def main():
         "contraction_rel_err": max(contraction_err.values()),
     }
     curves = {f"test_acc_{name}": np.array([row.get("test_acc", np.nan) for row in h]) for name, h in history.items()}
-    info = {"device": meta["device"], "seeds": meta["seeds"], "train_wall_s": meta["wall_seconds"],
-            "test_images": len(data["x_test"]), "identity_inputs": len(x), "identity_dtype": "float64"}
-    write_metrics(args.metrics, metrics, info=info, arrays=curves, arrays_path=args.arrays)
+    info = {"test_images": len(data["x_test"]), "identity_inputs": len(x), "identity_dtype": "float64"}
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=curves, arrays_path=args.arrays)
     print(metrics)
 
 

@@ -1,27 +1,9 @@
-"""Helpers shared by this paper's scripts: arguments, the prepared data as tensors, models from checkpoints."""
-import argparse
-import json
-
-import numpy as np
+"""What this paper's scripts share: the prepared data as tensors, and the trained models."""
 import torch
 
-from model import build
-from shared.checkpoints import load_state_dicts
+import model
+from shared import scripts
 from shared.data import read_prepared
-from shared.files import atomic_path, write_json
-
-
-def parse_args(*paths):
-    """--params takes the rule's JSON parameters; `paths` name the one-path arguments the script needs."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--params", type=json.loads, default={})
-    parser.add_argument("--threads", type=int, default=0)
-    for name in paths:
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return args
 
 
 def load_data(path):
@@ -34,21 +16,5 @@ def load_data(path):
 
 
 def load_models(path):
-    """{run name: model in eval mode} and the checkpoint's metadata, from a safetensors checkpoint (no pickle)."""
-    states, meta = load_state_dicts(path)
-    models = {}
-    for spec in meta["runs"]:
-        model = build(spec)
-        model.load_state_dict(states[spec["name"]])
-        model.requires_grad_(False)  # analysis only reads the weights
-        models[spec["name"]] = model.eval()
-    return models, meta
-
-
-def write_metrics(path, metrics, info=None, skipped=None, arrays=None, arrays_path=None):
-    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws."""
-    write_json(path, {"metrics": metrics, "skipped": skipped or {}, "info": info or {}})
-    if arrays is not None:
-        with atomic_path(arrays_path) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
+    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
+    return scripts.load_models(path, model.build)

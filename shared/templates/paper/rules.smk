@@ -1,10 +1,11 @@
 # __PAPER__: <paper title> (<authors>, <venue> <year>).
-# Stages: data -> train (one batched run, a model per seed) -> analyze -> figures -> report.
+# Stages: data -> train (one batched run, a model per seed) -> analyze -> figures -> report
+# (the figure and report rules are shared: shared/rules/common.smk).
 # Every rules.smk is included into one workflow, so its globals are shared with every other paper's:
 # keep the P___PAPER___ prefix on each variable and p___PAPER___ on each function.
 import json
 
-from shared.workflow import load_paper_config
+from shared.workflow import load_paper_config, path_args
 
 P___PAPER__ = "replications/__PAPER__"
 P___PAPER___CFG = load_paper_config(P___PAPER__, TIER, config.get("__PAPER__"))
@@ -17,23 +18,15 @@ P___PAPER___DATA = f"{P___PAPER___RES}/data/{P___PAPER___CFG['dataset']}.safeten
 P___PAPER___ANALYSES = {
     "classifier": ("analyze.py", ["checkpoint", "history", "data"], ["accuracy"]),
 }
-P___PAPER___FIGURES = [f"{P___PAPER___REP}/figures/{fig}_{ns}.png" for ns, a in P___PAPER___ANALYSES.items() for fig in a[2]]
+# what the shared config, figure and report rules (shared/rules/common.smk) need from this paper
+PAPER_CONFIGS["__PAPER__"] = P___PAPER___CFG
+PAPER_METRICS["__PAPER__"] = [f"{P___PAPER___RES}/metrics/{ns}.json" for ns in P___PAPER___ANALYSES]
+PAPER_FIGURES["__PAPER__"] = [f"{P___PAPER___REP}/figures/{fig}_{ns}.png" for ns, a in P___PAPER___ANALYSES.items() for fig in a[2]]
 
 
 rule __PAPER__:
     input:
         f"{P___PAPER___REP}/report.md",
-
-
-rule __PAPER___config:
-    output:
-        f"{P___PAPER___RES}/config.json",
-    params:
-        cfg=json.dumps(P___PAPER___CFG, sort_keys=True),
-    run:
-        from shared.files import write_text
-
-        write_text(output[0], params.cfg + "\n")
 
 
 rule __PAPER___data:
@@ -78,9 +71,6 @@ def p___PAPER___analysis_inputs(w):
     return {"script": f"{P___PAPER__}/{script}", **{k: paths[k] for k in reads}}
 
 
-def p___PAPER___path_args(inputs):
-    return " ".join(f"--{k} {v}" for k, v in inputs.items() if k != "script")
-
 
 rule __PAPER___analyze:
     input:
@@ -92,40 +82,10 @@ rule __PAPER___analyze:
         ns="|".join(P___PAPER___ANALYSES) or "none",
     params:
         p=json.dumps(P___PAPER___CFG["analysis"], sort_keys=True),
-        paths=lambda w, input: p___PAPER___path_args(dict(input.items())),
+        paths=lambda w, input: path_args(dict(input.items())),
     threads: 1
     log:
         f"{P___PAPER___RES}/logs/analyze_{{ns}}.log",
     shell:
         "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} {params.paths} "
         "--metrics {output.metrics:q} --arrays {output.arrays:q} > {log:q} 2>&1"
-
-
-rule __PAPER___figure:
-    input:
-        arrays=f"{P___PAPER___RES}/analysis/{{ns}}.npz",
-        script=f"{P___PAPER__}/plot_{{fig}}.py",
-    output:
-        report(f"{P___PAPER___REP}/figures/{{fig}}_{{ns}}.png", caption=f"{P___PAPER__}/captions/{{fig}}.rst", category="__PAPER__"),
-    wildcard_constraints:
-        ns="|".join(P___PAPER___ANALYSES) or "none",
-        fig=r"[a-z]+",
-    threads: 1
-    shell:
-        "{PY:q} {input.script:q} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns}"
-
-
-rule __PAPER___report:
-    input:
-        config=f"{P___PAPER___RES}/config.json",
-        claims=f"{P___PAPER__}/claims.yaml",
-        deviations=f"{P___PAPER__}/deviations.md",
-        metrics=[f"{P___PAPER___RES}/metrics/{ns}.json" for ns in P___PAPER___ANALYSES],
-        figures=P___PAPER___FIGURES,
-    output:
-        f"{P___PAPER___REP}/report.md",
-        f"{P___PAPER___REP}/claims.csv",
-        f"{P___PAPER___REP}/provenance.json",
-    shell:
-        "{PY:q} -m shared.report render --paper __PAPER__ --tier {TIER} --paper-dir {P___PAPER__} "
-        "--metrics {input.metrics} --figures {input.figures} --out-dir {P___PAPER___REP} --config {input.config:q}"

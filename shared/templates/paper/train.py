@@ -1,12 +1,13 @@
 """Train one model per seed in a single batched run; write one safetensors checkpoint and its history."""
 import time
 
-from common import load_data, parse_args
+from common import load_data
 from model import build
 from shared.checkpoints import save_models
 from shared.files import write_json
 from shared.provenance import collect
 from shared.runtime import describe, pick_device, seed_everything
+from shared.scripts import parse_args
 from shared.training import Run, Schedule, train
 
 
@@ -29,7 +30,7 @@ def main():
     wall = time.perf_counter() - t0
 
     final = {name: h[-1] for name, h in history.items()}
-    meta = {"runs": specs, "device": describe(device), "wall_seconds": wall, "final": final,
+    meta = {"experiment": "model", "runs": specs, "device": describe(device), "wall_seconds": wall, "final": final,
             "seeds": p["seeds"], "provenance": collect(config=p, seeds=p["seeds"], device=describe(device))}
     save_models(args.checkpoint, models, meta)
     write_json(args.history, {**meta, "history": history})
