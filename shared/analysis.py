@@ -89,6 +89,15 @@ def augment_bias(weight, bias):
     return torch.cat([weight, bias[:, None]], dim=1)
 
 
+def layer_weights(layer, dtype=torch.float64):
+    """(left, right) of a shared.layers.Bilinear in `dtype`, bias-augmented (acting on [z, 1]) when it has biases."""
+    left, right = layer.left.to(dtype), layer.right.to(dtype)
+    if layer.left_bias is not None:
+        left = augment_bias(left, layer.left_bias.to(dtype))
+        right = augment_bias(right, layer.right_bias.to(dtype))
+    return left, right
+
+
 def append_one(x):
     return torch.cat([x, torch.ones(*x.shape[:-1], 1, dtype=x.dtype, device=x.device)], dim=-1)
 

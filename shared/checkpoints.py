@@ -1,7 +1,6 @@
 """Checkpoints in safetensors (no pickle is ever executed on load), with config and provenance as JSON metadata."""
 import json
 
-import torch
 from safetensors.torch import load_file, safe_open, save_file
 
 from shared.files import atomic_path

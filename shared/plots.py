@@ -42,3 +42,17 @@ def save(fig, path):
 def subplots(rows, cols, size=1.6, **kw):
     fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size), squeeze=False, **kw)
     return fig, axes
+
+
+def plot_curves(arrays, out, title="", prefix="test_acc_", ylabel="test accuracy (%)"):
+    """One line per array (a per-epoch metric in [0, 1]), labelled by its name without `prefix`."""
+    fig, axes = subplots(1, 1, size=4.2)
+    ax = axes[0, 0]
+    for key, curve in arrays.items():
+        ax.plot(np.arange(1, len(curve) + 1), 100 * curve, label=key.removeprefix(prefix))
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(max(0, 100 * min(np.nanmin(c[len(c) // 4 :]) for c in arrays.values()) - 2), 100)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=9)
+    save(fig, out)

@@ -16,7 +16,16 @@ from pathlib import Path
 import yaml
 
 from shared import provenance
-from shared.claims import FAIL, NOT_RUN, PASS, counts, load_claims, load_metrics, read_metrics_file, score
+from shared.claims import (
+    FAIL,
+    NOT_RUN,
+    PASS,
+    counts,
+    load_claims,
+    load_metrics,
+    read_metrics_file,
+    score,
+)
 from shared.files import write_json, write_text
 from shared.workflow import TIERS
 

@@ -5,7 +5,16 @@ import math
 import pytest
 import yaml
 
-from shared.claims import FAIL, NOT_RUN, PASS, ClaimsError, format_value, load_claims, load_metrics, score
+from shared.claims import (
+    FAIL,
+    NOT_RUN,
+    PASS,
+    ClaimsError,
+    format_value,
+    load_claims,
+    load_metrics,
+    score,
+)
 
 
 def claim(**overrides):

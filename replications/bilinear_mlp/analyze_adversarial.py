@@ -11,12 +11,12 @@ averaged over the 10 digits x the chosen eigenvectors.
 """
 import numpy as np
 import torch
-
 from analyze_noise import rare_pixel_mask
 from common import load_images, load_models
-from shared.scripts import parse_args, write_metrics
+
 from shared import analysis
 from shared.runtime import generator
+from shared.scripts import parse_args, write_metrics
 
 
 def pinv_masks(model, keys_per_class):

@@ -6,10 +6,10 @@ top-5 by |lambda| (ours), top-5 most positive, and the 5 most negative (what the
 An axis's effect on a metric is its range along that axis, averaged over the other axis.
 """
 import numpy as np
-
 from common import load_models
-from shared.scripts import parse_args, spearman, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, spearman, write_metrics
 
 
 def main():

@@ -4,11 +4,11 @@ App D reads direction 1 as separating vertical-stroke digits (1, 4, 7) from hori
 as 'u_1 has one sign on digits 1, 4, 7 and the opposite sign on 5' (the overall sign of a singular vector is
 arbitrary, relative signs are not).
 """
-import numpy as np
 
 from common import load_models
-from shared.scripts import parse_args, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, write_metrics
 
 
 def main():

@@ -3,10 +3,10 @@
 Each metric is a relative error max|a - b| / max|b| over a batch of test inputs (or a boolean).
 """
 import torch
-
 from common import load_images, load_models
-from shared.scripts import parse_args, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, write_metrics
 
 
 def rel_err(a, b):

@@ -4,11 +4,11 @@ rare-pixel mass: the share of each class's top positive eigenvector (squared, in
 whose mean training value is below `rare_pixel_threshold` (the outer edge); mean over classes.
 """
 import numpy as np
-
 from common import load_images, load_models
-from shared.scripts import parse_args, spearman, write_metrics
+
 from shared import analysis
 from shared.files import read_json
+from shared.scripts import parse_args, spearman, write_metrics
 
 
 def rare_pixel_mask(x_train, threshold):

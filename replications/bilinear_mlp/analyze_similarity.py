@@ -8,10 +8,10 @@ import itertools
 
 import numpy as np
 import torch
-
 from common import load_models
-from shared.scripts import parse_args, spearman, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, spearman, write_metrics
 
 
 def pair_similarity(vecs_by_seed, pairs):

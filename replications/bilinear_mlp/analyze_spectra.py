@@ -6,10 +6,10 @@ Proxies for 'the top positive eigenvector is specific to its class' (I1), fixed 
   a class 'matches' when its own contrast is the closest.
 """
 import torch
-
 from common import load_images, load_models
-from shared.scripts import parse_args, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, write_metrics
 
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 

@@ -4,10 +4,10 @@ logits_c^(k) = sum_{i<k} lambda_ci (v~_ci . x)^2 on the clean test set; drop = f
 """
 import numpy as np
 import torch
-
 from common import load_images, load_models
-from shared.scripts import parse_args, write_metrics
+
 from shared import analysis
+from shared.scripts import parse_args, write_metrics
 
 
 @torch.no_grad()

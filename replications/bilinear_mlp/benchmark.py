@@ -10,8 +10,8 @@ import json
 import time
 
 import torch
-
 from model import ImageClassifier
+
 from shared.files import write_json
 from shared.runtime import describe, pick_device, seed_everything
 from shared.training import Run, Schedule, train

@@ -1,7 +1,7 @@
 """What this paper's scripts share: the prepared images as float tensors, and the trained classifiers."""
+import model
 import torch
 
-import model
 from shared import scripts
 from shared.data import read_prepared
 

@@ -49,10 +49,7 @@ class ImageClassifier(nn.Module):
         """
         if self.layer != "bilinear":
             raise ValueError("only the bilinear layer has an exact interaction-matrix decomposition")
-        left, right = self.mixer.left.to(dtype), self.mixer.right.to(dtype)
-        if self.mixer.left_bias is not None:
-            left = analysis.augment_bias(left, self.mixer.left_bias.to(dtype))
-            right = analysis.augment_bias(right, self.mixer.right_bias.to(dtype))
+        left, right = analysis.layer_weights(self.mixer, dtype)
         return analysis.interaction_matrices(left, right, self.head.weight.to(dtype))
 
     @torch.no_grad()

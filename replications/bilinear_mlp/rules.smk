@@ -13,7 +13,7 @@ BMLP_EXPERIMENTS = [e for e, spec in BMLP_CFG["experiments"].items() if spec["da
 
 # metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it)
 BMLP_ANALYSES = {
-    "identities": ("identities", "base", ["checkpoint", "data"], []),
+    "identities": ("identities", "base", ["checkpoint", "data"], []),  # or on base_fashion, see below
     "accuracy": ("accuracy", "base", ["history"], ["accuracy"]),
     "spectra": ("spectra", "base", ["checkpoint", "data"], ["eigenvectors", "spectrum"]),
     "accuracy_fashion": ("accuracy", "base_fashion", ["history"], ["accuracy"]),
@@ -25,6 +25,9 @@ BMLP_ANALYSES = {
     "adversarial": ("adversarial", "adversarial", ["checkpoint", "data"], ["adversarial"]),
     "hosvd": ("hosvd", "base", ["checkpoint"], ["hosvd"]),
 }
+if "base" not in BMLP_EXPERIMENTS and "base_fashion" in BMLP_EXPERIMENTS:
+    # the identities hold for any trained weights: check them on the Fashion-MNIST models when MNIST is left out
+    BMLP_ANALYSES["identities"] = ("identities", "base_fashion", ["checkpoint", "data"], [])
 BMLP_RUN = {ns: a for ns, a in BMLP_ANALYSES.items() if a[1] in BMLP_EXPERIMENTS}
 BMLP_SKIP = {
     ns: (f"experiment '{a[1]}' is not part of this run: its dataset "

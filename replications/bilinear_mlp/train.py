@@ -3,12 +3,13 @@ import time
 
 from common import load_images
 from model import build
-from shared.scripts import parse_args
+
 from shared.checkpoints import save_models
 from shared.files import write_json
 from shared.grid import expand_runs
 from shared.provenance import collect
 from shared.runtime import describe, pick_device, seed_everything
+from shared.scripts import parse_args
 from shared.training import Run, Schedule, train
 
 

@@ -7,8 +7,8 @@ import statistics
 
 import numpy as np
 import torch
-
 from common import load_data, load_models
+
 from shared.files import read_json
 from shared.scripts import parse_args, write_metrics
 from shared.training import evaluate

@@ -26,10 +26,7 @@ class BilinearClassifier(nn.Module):
     @torch.no_grad()
     def tensor(self, dtype=torch.float64):
         """B of the bilinear layer with the head folded in: (classes, d, d), or (classes, d+1, d+1) with biases."""
-        left, right = self.mixer.left.to(dtype), self.mixer.right.to(dtype)
-        if self.mixer.left_bias is not None:
-            left = analysis.augment_bias(left, self.mixer.left_bias.to(dtype))
-            right = analysis.augment_bias(right, self.mixer.right_bias.to(dtype))
+        left, right = analysis.layer_weights(self.mixer, dtype)
         return analysis.bilinear_tensor(left, right, self.head.weight.to(dtype))
 
     @torch.no_grad()

@@ -3,6 +3,7 @@ import time
 
 from common import load_data
 from model import build
+
 from shared.checkpoints import save_models
 from shared.files import write_json
 from shared.provenance import collect
