@@ -38,8 +38,9 @@ def fix_sign(mask, decoder, x_other):
 
 
 @torch.no_grad()
-def attack(model, x, y, target, mask):
-    pred = model(x + mask).argmax(-1)
+def attack(model, z, y, target, mask):
+    """z = E x of the clean inputs: E (x + m) = z + E m, so only the mask goes through the embedding."""
+    pred = model.forward_from_input_layer(z + model.embed(mask)).argmax(-1)
     return 100.0 * (pred == y).double().mean().item(), 100.0 * ((pred == target) & (y != target)).double().mean().item()
 
 
@@ -47,6 +48,8 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
     """(strengths, 4) rows: acc, target rate for the mask; acc, target rate for its random baseline."""
     g = generator(cfg["baseline_seed"])
     out = np.zeros((len(cfg["strengths"]), 4))
+    with torch.no_grad():
+        z = model.embed(x)
     n_sign = cfg["sign_samples"]
     for c in range(masks.shape[0]):
         x_other = torch.cat([x[y == o][:n_sign] for o in range(masks.shape[0]) if o != c]).double()
@@ -65,8 +68,8 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
                 else:
                     mask = s * base / base[support].std()
                     random = torch.where(support, s * noise, torch.zeros_like(base))
-                out[i, :2] += attack(model, x, y, c, mask.float())
-                out[i, 2:] += attack(model, x, y, c, random.float())
+                out[i, :2] += attack(model, z, y, c, mask.float())
+                out[i, 2:] += attack(model, z, y, c, random.float())
     return out / (masks.shape[0] * len(cfg["eigvecs"]))
 
 
