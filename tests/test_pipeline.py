@@ -126,3 +126,12 @@ def test_corrupt_download_stops_the_pipeline(tmp_path):
     assert not (repo / "results" / "bilinear_mlp" / "full" / "models").exists()
     log = (repo / "logs" / "data" / "mnist.log").read_text()
     assert "sha256" in log and "train-images-idx3-ubyte.gz" in log
+
+
+@pytest.mark.slow
+def test_snakemake_html_report_captions_every_figure(pipeline):
+    proc = snakemake(pipeline, "--cores", "1", "--config", TINY, "--report", "report.html")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    html = (pipeline / "report.html").read_text(errors="replace")
+    for caption in (pipeline / "replications" / "bilinear_mlp" / "captions").glob("*.rst"):
+        assert caption.read_text().splitlines()[0] in html, caption.name

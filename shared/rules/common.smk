@@ -30,8 +30,11 @@ rule paper_figure:
         arrays=f"results/{{paper}}/{TIER}/analysis/{{ns}}.npz",
         script="replications/{paper}/plot_{fig}.py",
     output:
-        report(f"reports/{{paper}}/{TIER}/figures/{{fig}}_{{ns}}.png", caption="replications/{paper}/captions/{fig}.rst",
+        # Snakemake captions cannot name a file by wildcards: one Jinja caption shows the paper's caption text
+        report(f"reports/{{paper}}/{TIER}/figures/{{fig}}_{{ns}}.png", caption="figure_caption.rst",
                category="{paper}", subcategory="{ns}"),
+    params:
+        caption=lambda w: Path(f"replications/{w.paper}/captions/{w.fig}.rst").read_text(),
     threads: 1
     shell:
         "{PY:q} {input.script:q} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns}"
