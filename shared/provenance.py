@@ -15,7 +15,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def collect(config=None, seeds=None, device=None, extra=None):
     """Return a JSON-ready dict; every probe that can fail (git, metadata) degrades to None."""
     commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain")
+    # reports/ is what the pipeline writes: a re-render must not mark its own inputs as modified
+    status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
     return {
         "git_commit": commit,
         "git_dirty": None if status is None else bool(status),
