@@ -16,16 +16,7 @@ from pathlib import Path
 import yaml
 
 from shared import provenance
-from shared.claims import (
-    FAIL,
-    NOT_RUN,
-    PASS,
-    counts,
-    load_claims,
-    load_metrics,
-    read_metrics_file,
-    score,
-)
+from shared.claims import FAIL, NOT_RUN, PASS, counts, format_value, load_claims, load_metrics, read_metrics_file, score
 from shared.files import write_json, write_text
 from shared.workflow import TIERS
 
@@ -97,6 +88,7 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         _claims_table(tier, results),
         _figures(paper_dir, out_dir, figure_paths),
         _deviations(paper_dir, results),
+        _all_metrics(metrics),
         _provenance(prov),
     ]
     write_text(out_dir / "report.md", "\n\n".join(sections) + "\n")
@@ -166,6 +158,13 @@ def _caption(path):
     if rest and re.fullmatch(r"([=\-~^\"'`#*+])\1+", rest[0].strip()):  # drop an rst title underline
         rest = rest[1:]
     return title, "\n".join(rest).strip()
+
+
+def _all_metrics(metrics):
+    """Every number this run measured, claimed or not, so explanations can point at them."""
+    rows = [[f"`{cell(name)}`", cell(format_value(value))] for name, value in sorted(metrics.items())]
+    body = table(["Metric", "Value"], rows) if rows else "_No metrics._"
+    return f"## All metrics of this run\n\n<details><summary>{len(rows)} values</summary>\n\n{body}\n\n</details>"
 
 
 def _deviations(paper_dir, results):
