@@ -54,6 +54,10 @@ def load_paper_config(paper_dir, tier, overrides=None):
         overrides.pop(other, None)
     cfg = deep_merge(deep_merge(deep_merge(raw.get("common", {}), raw[tier]), overrides), tier_overrides)
     cfg["tier"] = tier
+    if (paper_dir / "claims.yaml").exists():
+        from shared.claims import load_claims  # a broken claims.yaml, too, stops the run before any job
+
+        load_claims(paper_dir / "claims.yaml")
     schema_path = paper_dir / "config.schema.yaml"
     if schema_path.exists():
         validate(cfg, yaml.safe_load(schema_path.read_text()), where=f"{paper_dir.name} ({tier} tier)")
