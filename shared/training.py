@@ -62,7 +62,7 @@ def train(models, runs, data, schedule, device):
         raise ValueError(f"runs {sorted(names)} do not match models {sorted(models)}")
     x_train, y_train = data["x_train"].to(device), data["y_train"].to(device)
     x_test, y_test = data["x_test"].to(device), data["y_test"].to(device)
-    n, width = x_train.shape
+    n = x_train.shape[0]
     steps = n // schedule.batch_size
     if steps == 0:
         raise ValueError(f"batch_size {schedule.batch_size} exceeds the {n} training samples")
@@ -107,6 +107,8 @@ def train(models, runs, data, schedule, device):
             optimizer.zero_grad(set_to_none=True)
             total.backward()
             optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # kernels run asynchronously: time the work, not its launch
         epoch_s = time.perf_counter() - t0
         last = epoch == schedule.epochs - 1
         evaluate_now = last or (epoch + 1) % schedule.eval_every == 0
