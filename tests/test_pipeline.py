@@ -135,3 +135,15 @@ def test_snakemake_html_report_captions_every_figure(pipeline):
     html = (pipeline / "report.html").read_text(errors="replace")
     for caption in (pipeline / "replications" / "bilinear_mlp" / "captions").glob("*.rst"):
         assert caption.read_text().splitlines()[0] in html, caption.name
+
+
+@pytest.mark.parametrize("profile", ["full", "slurm"])
+def test_full_tier_dry_runs_with_each_profile(tmp_path, profile):
+    """The paper-scale DAG (all experiments, real downloads) plans cleanly without running anything."""
+    repo = copy_repo(tmp_path)
+    proc = snakemake(repo, "-n", "--profile", f"profiles/{profile}")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    for experiment in ("base", "base_fashion", "noise", "grid", "size", "adversarial"):
+        assert f"results/bilinear_mlp/full/models/{experiment}.safetensors" in out
+    assert "data/prepared/mnist.safetensors" in out and "reports/bilinear_mlp/full/report.md" in out
