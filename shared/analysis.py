@@ -38,14 +38,17 @@ def eigendecompose(q, order="magnitude"):
     Returns (vals (..., d), vecs (..., d, d)) with vecs[..., k, :] the k-th eigenvector, ordered by
     descending |lambda| (order='magnitude') or descending lambda (order='signed': most positive first).
     """
+    vals, vecs = torch.linalg.eigh(symmetrize(q))
+    return reorder(vals, vecs.transpose(-1, -2), order)
+
+
+def reorder(vals, vecs, order):
+    """Re-sort eigenpairs (vals (..., k), vecs (..., k, n), any vector length n) into another `order`, so one
+    decomposition serves both orderings."""
     if order not in ("magnitude", "signed"):
         raise ValueError(f"order must be 'magnitude' or 'signed', got {order!r}")
-    vals, vecs = torch.linalg.eigh(symmetrize(q))
-    key = vals.abs() if order == "magnitude" else vals
-    idx = key.argsort(dim=-1, descending=True)
-    vals = vals.gather(-1, idx)
-    vecs = vecs.transpose(-1, -2).gather(-2, idx[..., None].expand(*idx.shape, vecs.shape[-1]))
-    return vals, vecs
+    idx = (vals.abs() if order == "magnitude" else vals).argsort(dim=-1, descending=True)
+    return vals.gather(-1, idx), vecs.gather(-2, idx[..., None].expand(*idx.shape, vecs.shape[-1]))
 
 
 def quadratic_form(vals, vecs, z):

@@ -351,3 +351,16 @@ def test_image_classifier_interaction_matrices_only_for_bilinear():
     for layer in ("reglu", "relu"):
         with pytest.raises(ValueError, match="bilinear"):
             ImageClassifier(d_input=6, d_hidden=4, layer=layer).interaction_matrices()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reorder_matches_a_fresh_decomposition(seed):
+    q = analysis.symmetrize(torch.randn(3, 9, 9, generator=_gen(seed + 900), dtype=F64))
+    vals, vecs = analysis.eigendecompose(q, order="magnitude")
+    for order in ("signed", "magnitude"):
+        ref_vals, ref_vecs = analysis.eigendecompose(q, order=order)
+        got_vals, got_vecs = analysis.reorder(vals, vecs, order)
+        torch.testing.assert_close(got_vals, ref_vals, rtol=0, atol=0)
+        torch.testing.assert_close(got_vecs, ref_vecs, rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        analysis.reorder(vals, vecs, "ascending")

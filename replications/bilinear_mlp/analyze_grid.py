@@ -23,7 +23,7 @@ def main():
         i, j = wds.index(spec["weight_decay"]), sigmas.index(spec["noise_std"])
         model = models[spec["name"]]
         vals, vecs = model.eigen(order="magnitude")
-        _, signed = model.eigen(order="signed")
+        _, signed = analysis.reorder(vals, vecs, "signed")
         rank[i, j] = analysis.effective_rank(vals).mean().item()
         pix_abs[i, j] = analysis.effective_rank(vecs[:, :5]).mean().item()
         pix_pos[i, j] = analysis.effective_rank(signed[:, :5]).mean().item()

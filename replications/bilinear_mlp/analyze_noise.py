@@ -31,8 +31,8 @@ def main():
     sigmas, ranks, masses, accs, digit0 = [], [], [], [], []
     for spec in rows:
         model = models[spec["name"]]
-        vals, _ = model.eigen(order="magnitude")
-        _, signed = model.eigen(order="signed")
+        vals, vecs = model.eigen(order="magnitude")
+        _, signed = analysis.reorder(vals, vecs, "signed")
         sigmas.append(spec["noise_std"])
         ranks.append(analysis.effective_rank(vals).mean().item())
         masses.append(rare_pixel_mass(signed[:, 0], rare))

@@ -22,7 +22,7 @@ def main():
     vals, vecs = model.eigen(order="magnitude")  # (10, d), (10, d, 784)
     energy = vals.pow(2)
     top_energy = (energy[:, :SHOWN].sum(-1) / energy.sum(-1)).mean().item()
-    signed_vals, signed_vecs = model.eigen(order="signed")  # most positive first
+    signed_vals, signed_vecs = analysis.reorder(vals, vecs, "signed")  # most positive first
     top_pos = signed_vecs[:, 0]  # (10, 784)
 
     x, y = data["x_test"].double(), data["y_test"]

@@ -83,7 +83,6 @@ def bmlp_analysis_inputs(w):
     return {"script": f"{BMLP}/analyze_{script}.py", **{k: paths[k] for k in reads}}
 
 
-
 rule bilinear_mlp_analyze:
     input:
         unpack(bmlp_analysis_inputs),
