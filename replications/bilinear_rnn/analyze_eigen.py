@@ -1,0 +1,65 @@
+"""Weight analysis: the eigenvalues of the learned transitions A_v of a full bilinear model on addition mod m.
+
+A representation of Z_m by rotations gives every A_v eigenvalues exp(+-2 pi i k v / m): all of one modulus, at
+angles that are multiples of 2 pi / m, and token v's multiples are v times token 1's. The model only ever visits
+the span of the states it reaches, and at long lengths only the dominant part of that span survives the per-step
+renormalization. So the eigenvalues are those of A_v restricted to the span of the unit states visited after a
+burn-in (positions `subspace_positions`), cut where the singular values fall below `subspace_tol` of the largest.
+"""
+import numpy as np
+import torch
+from common import load_models, read_test_sets
+
+from shared.scripts import parse_args, write_metrics
+
+
+def visited_basis(model, tokens, positions, tol):
+    """Orthonormal basis (H, k) of the span of the unit states visited at `positions` [from, to) on `tokens`, k by
+    relative tolerance on the singular values."""
+    with torch.no_grad():
+        units, _ = model.rnn(model.one_hot(tokens[:, : positions[1]]))
+    states = units[:, positions[0] :].reshape(-1, units.shape[-1])
+    _, s, vt = torch.linalg.svd(states, full_matrices=False)
+    k = int((s > tol * s[0]).sum())
+    return vt[:k].T, s / s[0]
+
+
+def main():
+    args = parse_args("checkpoint", "tasks", "metrics", "arrays")
+    a = args.params
+    models, specs, meta = load_models(args.checkpoint)
+    name = sorted(n for n, s in specs.items() if s["task"] == a["eigen_task"] and s["seed"] == a["eigen_seed"])[0]
+    model, m = models[name].double(), specs[name]["n_states"]
+    if not a["eigen_task"].startswith(("modadd", "parity")):
+        raise SystemExit(f"the eigen-angle analysis needs an addition task, got {a['eigen_task']}")
+    tokens = read_test_sets(args.tasks)[a["eigen_task"]][0][:256]
+    basis, singular = visited_basis(model, tokens, a["subspace_positions"], a["subspace_tol"])
+    eigvals, invariance = [], []
+    for v in range(m):
+        A = model.rnn.matrices(torch.eye(m, dtype=torch.float64)[v : v + 1])[0]
+        restricted = basis.T @ A @ basis
+        invariance.append(((A @ basis - basis @ restricted).norm() / (A @ basis).norm()).item())
+        eigvals.append(torch.linalg.eigvals(restricted).numpy())
+    eigvals = np.array(eigvals)  # (m, k)
+    normalized = eigvals / np.abs(eigvals).max(1, keepdims=True)
+    moduli = np.abs(normalized)
+    steps = np.angle(eigvals) * m / (2 * np.pi)  # angles in units of 2 pi / m
+    nearest = np.round(steps)
+    multiples = [sorted(int(k) % m for k in row) for row in nearest]
+    follows = all(sorted((v * k) % m for k in multiples[1]) == multiples[v] for v in range(m))
+    metrics = {
+        "subspace_dim": basis.shape[1],
+        "subspace_invariance_err_max": max(invariance),
+        "modulus_spread_max": float(1 - moduli.min()),
+        "angle_offset_max": float(np.abs(steps - nearest).max()),
+        "frequencies_follow_token": bool(follows),
+    }
+    info = {"run": name, "task": a["eigen_task"], "m": m, "multiples_per_token": multiples,
+            "experiment": meta["experiment"], "visited_singular_values": singular[:12].tolist()}
+    arrays = {"eigvals": normalized, "m": np.array(m)}
+    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    print(metrics, multiples)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Speed of training many small runs stacked (shared.stacked: one set of kernels for all) against one after
+another, measured in the same process on the same runs, with the trained weights compared.
+
+    python replications/bilinear_rnn/benchmark.py --out results/benchmarks/bilinear_rnn.json [--device auto]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model import build  # noqa: E402
+
+from shared.files import write_json  # noqa: E402
+from shared.provenance import collect  # noqa: E402
+from shared.runtime import describe, pick_device, seed_everything  # noqa: E402
+from shared.sequence_tasks import parse_task  # noqa: E402
+from shared.sequence_training import Schedule, SeqRun, timed, train_runs  # noqa: E402
+
+CASES = [  # (variant spec, task, seeds): the shapes of the quick tier's experiments
+    ({"model": "full"}, "modadd5", 8),
+    ({"model": "diagonal"}, "parity", 8),
+    ({"model": "cp", "rank": 8}, "fsm5", 8),
+]
+
+
+def fresh(spec, task, seeds):
+    models = {}
+    for seed in range(seeds):
+        seed_everything(seed)
+        models[f"s{seed}"] = build({**spec, "vocab": task.vocab, "n_states": task.n_states, "d_hidden": 32})
+    return models, [SeqRun(f"s{seed}", seed, task) for seed in range(seeds)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--steps", type=int, default=300)
+    args = parser.parse_args()
+    torch.set_num_threads(1)  # as the quick tier trains: one thread per training job
+    device = pick_device(args.device)
+    schedule = Schedule(steps=args.steps, progress=False)
+    results = []
+    for spec, task_name, seeds in CASES:
+        task = parse_task(task_name)
+        timed(train_runs, *fresh(spec, task, 2), Schedule(steps=20, progress=False), device, device=device)  # warm-up
+        one_by_one, _ = fresh(spec, task, seeds)
+        stacked, runs = fresh(spec, task, seeds)
+        _, t_seq = timed(train_runs, one_by_one, runs, schedule, device, stacked=False, device=device)
+        _, t_stack = timed(train_runs, stacked, runs, schedule, device, stacked=True, device=device)
+        diff = max((a - b).abs().max().item() for name in stacked
+                   for a, b in zip(stacked[name].state_dict().values(), one_by_one[name].state_dict().values()))
+        results.append({"variant": spec, "task": task_name, "runs": seeds, "steps": args.steps,
+                        "sequential_s": round(t_seq, 3), "stacked_s": round(t_stack, 3),
+                        "speedup": round(t_seq / t_stack, 2), "max_abs_weight_diff": diff,
+                        "stacked_tokens_per_s": round(seeds * args.steps * schedule.batch_size
+                                                      * (schedule.min_length + schedule.max_length) / 2 / t_stack)})
+        print(results[-1])
+    write_json(args.out, {
+        "what": "training the same runs one after another vs stacked in one vmap'd model, same process",
+        "cases": results, "speedup_min": min(r["speedup"] for r in results),
+        "device": describe(device), "provenance": collect(device=describe(device)),
+    })
+
+
+if __name__ == "__main__":
+    main()

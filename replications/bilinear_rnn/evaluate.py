@@ -1,0 +1,54 @@
+"""Evaluate every run of one experiment across lengths: final-state accuracy of the length-L prefixes of the fixed
+test sequences, raw and chance-normalized, at every length of `test.lengths`.
+
+The bilinear models run in mode "exact" (the recurrence as defined, renormalized every step with the scale carried
+in log space: the paper's inference-time renormalization, exact for the pure models). Runs with the additive term
+are also evaluated the two inexact ways ("renormalize": the scale dropped; "plain": float32 without any
+normalization), because their exact function and these two differ.
+"""
+import torch
+from common import load_models, majority_rate, normalize, read_test_sets
+
+from shared.files import write_json
+from shared.scripts import parse_args
+from shared.sequence_training import accuracy_by_position
+
+
+def main():
+    args = parse_args("checkpoint", "tasks", "out")
+    lengths = args.params["lengths"]
+    models, specs, meta = load_models(args.checkpoint)
+    tests = read_test_sets(args.tasks)
+    runs = {}
+    for name, model in models.items():
+        spec = specs[name]
+        tokens, states = tests[spec["task"]]
+        chance = majority_rate(states)
+        modes = ["exact", "renormalize", "plain"] if spec.get("additive") else [None]
+        row = {"task": spec["task"], "seed": spec["seed"], "lr": spec["lr"], "lengths": lengths,
+               "chance": [chance[L - 1].item() for L in lengths]}
+        for mode in modes:
+            acc = accuracy_at(model, tokens, states, lengths, {} if mode is None else {"mode": mode})
+            key = mode or "exact"
+            row[f"acc_{key}"] = acc
+            row[f"norm_{key}"] = [normalize(a, c) for a, c in zip(acc, row["chance"])]
+        if spec.get("additive"):
+            with torch.no_grad():
+                _, log_norm = model.rnn(model.one_hot(tokens[:64]))
+            # float32 overflows past |h| ~ 3.4e38 (log 88.7): the step where the plain recurrence breaks down
+            over = (log_norm.median(0).values > 88.7).nonzero()
+            row["plain_overflow_step"] = int(over[0]) + 1 if len(over) else None
+            row["log_norm_growth_per_step"] = (log_norm[:, -1] - log_norm[:, 9]).median().item() / (tokens.shape[1] - 10)
+        runs[name] = row
+        print(name, " ".join(f"L{L}:{a:.3f}" for L, a in zip(lengths, row["acc_exact"])))
+    write_json(args.out, {"experiment": meta["experiment"], "model": meta["runs"][0]["model"], "runs": runs,
+                          "train_seconds": meta["wall_seconds"], "tokens_per_second": meta["tokens_per_second"]})
+
+
+def accuracy_at(model, tokens, states, lengths, forward_kw, chunk=256):
+    by_position = accuracy_by_position(model, tokens[:, : max(lengths)], states[:, : max(lengths)], chunk, **forward_kw)
+    return [by_position[L - 1].item() for L in lengths]
+
+
+if __name__ == "__main__":
+    main()
