@@ -107,8 +107,9 @@ class BilinearRNN(nn.Module):
             if self.input is not None:
                 drive = self.input(x[:, t])
                 if mode == "exact":
-                    # h_t / |h_{t-1}| = A u_{t-1} + (B x_t + b) / |h_{t-1}|; clamped where float32 would overflow
-                    drive = drive * torch.exp(-log_norm.clamp(-80.0, 80.0))
+                    # h_t / |h_{t-1}| = A u_{t-1} + (B x_t + b) / |h_{t-1}|, clamped only where exp would overflow
+                    limit = 0.95 * math.log(torch.finfo(log_norm.dtype).max)
+                    drive = drive * torch.exp(-log_norm.clamp(-limit, limit))
                 h = h + drive
             norm = h.norm(dim=-1, keepdim=True)
             if mode == "plain":

@@ -1,5 +1,5 @@
 """Accuracy metrics across experiments: per (experiment, task) the chance-normalized accuracy in distribution
-(length 10) and out of distribution (the longest test length), over seeds; the hierarchy check; CP vs rank.
+(the first of `test.lengths`, 10) and out of distribution (the last, 500), over seeds; the hierarchy check; CP vs rank.
 
 Per seed, the learning rate with the best in-distribution accuracy is kept (the full tier has three); "best" is
 then the best seed (the paper reports a best configuration) and "median" the median seed (the seed spread).
@@ -95,6 +95,10 @@ def main():
     arrays["table_paper"] = np.array([[paper.get(e, {}).get(t, np.nan) for t in tasks] for e in exps], dtype=float)
     arrays["table_experiments"], arrays["table_tasks"] = np.array(exps), np.array(tasks)
     info = {"experiments": sorted(evals), "hierarchy": order, "hierarchy_worst_pair": where, "lengths": p["lengths"],
+            "seeds": sorted({r["seed"] for ev in evals.values() for r in ev["runs"].values()}),
+            "device": sorted({ev["device"] for ev in evals.values()}),
+            "train_wall_s": {name: round(ev["train_seconds"], 1) for name, ev in evals.items()},
+            "steps": {name: ev["steps"] for name, ev in evals.items()},
             "paper_table": "secondary sources, unconfirmed (paper_table.yaml)"}
     write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
     print({k: v for k, v in metrics.items() if "ood_norm_best" in k or k.startswith(("hierarchy", "cp."))})

@@ -42,7 +42,8 @@ def main():
         runs[name] = row
         print(name, " ".join(f"L{L}:{a:.3f}" for L, a in zip(lengths, row["acc_exact"])))
     write_json(args.out, {"experiment": meta["experiment"], "model": meta["runs"][0]["model"], "runs": runs,
-                          "train_seconds": meta["wall_seconds"], "tokens_per_second": meta["tokens_per_second"]})
+                          "train_seconds": meta["wall_seconds"], "tokens_per_second": meta["tokens_per_second"],
+                          "device": meta["device"], "steps": meta["steps"]})
 
 
 def accuracy_at(model, tokens, states, lengths, forward_kw, chunk=256):

@@ -5,7 +5,7 @@
 # rules.smk shares one namespace.
 import json
 
-from shared.workflow import load_paper_config, path_args
+from shared.workflow import ConfigError, load_paper_config
 
 BRNN = "replications/bilinear_rnn"
 BRNN_CFG = load_paper_config(BRNN, TIER, config.get("bilinear_rnn"))
@@ -14,10 +14,32 @@ BRNN_REP = f"reports/bilinear_rnn/{TIER}"
 BRNN_TASKS = f"{BRNN_RES}/data/tasks.safetensors"
 BRNN_EXPERIMENTS = sorted(BRNN_CFG["experiments"])
 BRNN_ANALYSIS = BRNN_CFG["analysis"]
-for _name in BRNN_CFG["hierarchy"] + [BRNN_CFG["analysis"]["eigen_experiment"]]:
-    if _name not in BRNN_CFG["experiments"]:
-        raise ValueError(f"bilinear_rnn ({TIER} tier): invalid config key 'hierarchy' / 'analysis.eigen_experiment': "
-                         f"{_name!r} is not an experiment (allowed: {', '.join(BRNN_EXPERIMENTS)})")
+
+
+def brnn_check_config(cfg):
+    """Cross-key checks the schema cannot express; like it, they run before any job."""
+    where = f"bilinear_rnn ({TIER} tier): invalid config key"
+    experiments, test, analysis = cfg["experiments"], cfg["test"], cfg["analysis"]
+    for name in cfg["hierarchy"]:
+        if name not in experiments:
+            raise ConfigError(f"{where} 'hierarchy': {name!r} is not an experiment (allowed: {', '.join(sorted(experiments))})")
+    eigen = analysis["eigen_experiment"]
+    if eigen not in experiments:
+        raise ConfigError(f"{where} 'analysis.eigen_experiment': {eigen!r} is not an experiment "
+                          f"(allowed: {', '.join(sorted(experiments))})")
+    if analysis["eigen_task"] not in experiments[eigen]["tasks"] or not analysis["eigen_task"].startswith(("modadd", "parity")):
+        raise ConfigError(f"{where} 'analysis.eigen_task': {analysis['eigen_task']!r} must be an addition task of "
+                          f"experiment {eigen!r} (allowed: {', '.join(t for t in experiments[eigen]['tasks'] if t.startswith(('modadd', 'parity')))})")
+    if analysis["eigen_seed"] not in experiments[eigen]["seeds"]:
+        raise ConfigError(f"{where} 'analysis.eigen_seed': {analysis['eigen_seed']} is not a seed of experiment {eigen!r}")
+    if max(test["lengths"]) > test["length"]:
+        raise ConfigError(f"{where} 'test.lengths': {max(test['lengths'])} exceeds test.length = {test['length']}")
+    lo, hi = analysis["subspace_positions"]
+    if not lo < hi <= test["length"]:
+        raise ConfigError(f"{where} 'analysis.subspace_positions': need from < to <= test.length = {test['length']}")
+
+
+brnn_check_config(BRNN_CFG)
 
 # metrics namespace -> figures drawn from its arrays (plot_<figure>.py)
 BRNN_FIGURES = {"accuracy": ["lengths", "hierarchy"], "eigen": ["eigenvalues"], "frozen": ["frozen"]}
