@@ -2,14 +2,17 @@
 quick-tier override (every experiment, baselines included, trains 30 steps; short test sequences)."""
 import csv
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from snakemake_helpers import (
+    assert_rerun_is_no_op_and_figure_edit_does_not_retrain,
+    check_claims_exit_code,
+    copy_paper_repo,
+    run_quick_pipeline,
+    snakemake,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "replications" / "bilinear_rnn"
@@ -35,26 +38,12 @@ FIGURES = {"lengths_accuracy.png", "hierarchy_accuracy.png", "eigenvalues_eigen.
 
 
 def copy_repo(dest):
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / "Snakefile", dest / "Snakefile")
-    shutil.copytree(ROOT / "shared" / "rules", dest / "shared" / "rules", ignore=ignore)
-    shutil.copytree(ROOT / "profiles", dest / "profiles", ignore=ignore)
-    shutil.copytree(PAPER, dest / "replications" / "bilinear_rnn", ignore=ignore)
-    return dest
-
-
-def snakemake(cwd, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=900)
+    return copy_paper_repo(dest, "bilinear_rnn")
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    repo = copy_repo(tmp_path_factory.mktemp("repo"))
-    proc = snakemake(repo, "--cores", "2", "--config", TINY)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return repo
+    return run_quick_pipeline(tmp_path_factory.mktemp("repo"), "bilinear_rnn", TINY)
 
 
 def _claims(repo):
@@ -116,22 +105,13 @@ def test_override_reached_the_jobs(pipeline):
 
 @pytest.mark.slow
 def test_rerun_is_a_no_op_and_figure_change_does_not_retrain(pipeline):
-    proc = snakemake(pipeline, "--cores", "2", "--config", TINY, "-n")
-    assert "Nothing to be done" in proc.stdout + proc.stderr
-    script = pipeline / "replications" / "bilinear_rnn" / "plot_lengths.py"
-    script.write_text(script.read_text() + "# edited\n")  # a real edit: Snakemake ignores a bare touch
-    proc = snakemake(pipeline, "--cores", "2", "--config", TINY, "-n")
-    out = proc.stdout + proc.stderr
-    assert "paper_figure" in out and "paper_report" in out
-    assert "bilinear_rnn_train" not in out and "bilinear_rnn_evaluate" not in out
+    assert_rerun_is_no_op_and_figure_edit_does_not_retrain(
+        pipeline, TINY, pipeline / "replications" / "bilinear_rnn" / "plot_lengths.py", ("bilinear_rnn_train", "bilinear_rnn_evaluate"))
 
 
 @pytest.mark.slow
 def test_check_claims_exit_code_follows_the_report(pipeline):
-    rows = _claims(pipeline)
-    proc = subprocess.run([sys.executable, "-m", "shared.cli", "check-claims", "--tier", "quick"], cwd=pipeline,
-                          capture_output=True, text=True)
-    assert proc.returncode == (1 if any(r["status"] == "FAIL" for r in rows) else 0), proc.stdout + proc.stderr
+    check_claims_exit_code(pipeline, _claims(pipeline))
 
 
 # ---------------------------------------------------------------- invalid configs, rejected at parse time

@@ -7,7 +7,6 @@ stream per task, so adding a task does not change another task's test set.
 import json
 import zlib
 
-import torch
 from safetensors.torch import save_file
 
 from shared.files import atomic_path
