@@ -43,6 +43,10 @@ class Schedule:
     log_every: int = 100
     progress: bool = True
 
+    def expected_tokens(self, runs=1):
+        """Tokens `runs` runs see over the schedule (batch lengths are uniform in [min_length, max_length])."""
+        return runs * self.steps * self.batch_size * (self.min_length + self.max_length) / 2
+
 
 def cosine_lr(schedule, step):
     floor = schedule.lr * schedule.min_lr_ratio

@@ -55,8 +55,7 @@ def main():
         results.append({"variant": spec, "task": task_name, "runs": seeds, "steps": args.steps,
                         "sequential_s": round(t_seq, 3), "stacked_s": round(t_stack, 3),
                         "speedup": round(t_seq / t_stack, 2), "max_abs_weight_diff": diff,
-                        "stacked_tokens_per_s": round(seeds * args.steps * schedule.batch_size
-                                                      * (schedule.min_length + schedule.max_length) / 2 / t_stack)})
+                        "stacked_tokens_per_s": round(schedule.expected_tokens(seeds) / t_stack)})
         print(results[-1])
     write_json(args.out, {
         "what": "training the same runs one after another vs stacked in one vmap'd model, same process",

@@ -40,7 +40,7 @@ def main():
         timings.append({"runs": [s["name"] for s in members], "seconds": time.perf_counter() - t0,
                         "stacked": stackable(members[0])})
     wall = sum(t["seconds"] for t in timings)
-    tokens = len(specs) * steps * cfg["schedule"]["batch_size"] * (cfg["schedule"]["min_length"] + cfg["schedule"]["max_length"]) / 2
+    tokens = Schedule(steps=steps, **cfg["schedule"]).expected_tokens(len(specs))
     meta = {"experiment": experiment, "runs": specs, "device": describe(device), "wall_seconds": wall,
             "groups": timings, "tokens_per_second": tokens / wall, "steps": steps,
             "provenance": collect(config=cfg, seeds=sorted({s["seed"] for s in specs}), device=describe(device))}
