@@ -110,3 +110,41 @@ def top_eigenvector_similarity(vecs_a, vecs_b):
     a = vecs_a / vecs_a.norm(dim=-1, keepdim=True)
     b = vecs_b / vecs_b.norm(dim=-1, keepdim=True)
     return (a * b).sum(-1).abs()
+
+
+# ---------------------------------------------------------------- language models and SAEs (section 5)
+def in_basis(q, basis):
+    """An interaction matrix (d, d) expressed in a feature basis (d, m), e.g. an input SAE's decoder columns
+    (with b_dec appended as a column when the SAE's offset must be carried): basis^T Q basis, (m, m)."""
+    return symmetrize(basis.T @ q @ basis)
+
+
+def eigen_contributions(vals, vecs, x):
+    """lambda_i (v_i . x)^2 for each eigenpair of one matrix (vals (k,), vecs (k, d)) and each x (n, d): (n, k)."""
+    return vals * (x @ vecs.T) ** 2
+
+
+def pearson(a, b):
+    a, b = a - a.mean(), b - b.mean()
+    return (a @ b / (a.norm() * b.norm())).item()
+
+
+def low_rank_correlations(vals, vecs, x, y, ks):
+    """Pearson r between y (n,) and its top-k eigen approximation sum_{i<=k} lambda_i (v_i . x)^2, for each k in
+    `ks` (eigenpairs ordered by magnitude): the paper's measure of how low-rank an output feature is (section 5.2)."""
+    partial = eigen_contributions(vals, vecs, x).cumsum(-1)
+    return [pearson(partial[:, min(k, partial.shape[1]) - 1], y) for k in ks]
+
+
+def self_and_cross(q):
+    """Self-interactions (the diagonal) and cross-interactions (each unordered pair once) of a symmetric matrix."""
+    rows, cols = torch.triu_indices(q.shape[-1], q.shape[-1], 1, device=q.device)
+    return q.diagonal(dim1=-2, dim2=-1), q[..., rows, cols]
+
+
+def top_interactions(q, n):
+    """The n largest |Q_ab| entries (a <= b) of a symmetric matrix: (a, b, value) triples, largest first."""
+    rows, cols = torch.triu_indices(q.shape[-1], q.shape[-1], 0, device=q.device)
+    values = q[rows, cols]
+    order = values.abs().argsort(descending=True)[:n]
+    return [(int(rows[i]), int(cols[i]), float(values[i])) for i in order]

@@ -12,29 +12,10 @@ import time
 import torch
 from model import ImageClassifier
 
+from shared.benchmarking import matmul_peak, synchronizer
 from shared.files import write_json
 from shared.runtime import describe, pick_device, seed_everything
 from shared.training import Run, Schedule, train
-
-
-def best_seconds(fn, repeats, sync):
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def matmul_peak(device, sync, shapes):
-    rates = {}
-    for m, k, n in shapes:
-        a, b = torch.randn(m, k, device=device), torch.randn(k, n, device=device)
-        rates[f"{m}x{k}x{n}"] = 2 * m * k * n / best_seconds(lambda: a @ b, 10, sync)
-    return max(rates.values()), rates
 
 
 def step_flops(d_in, d, n_classes, batch):
@@ -64,7 +45,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     device = pick_device(args.device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     batch, steps = 2048, 8
     data = synthetic_data(batch * steps, 784)
 

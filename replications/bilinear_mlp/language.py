@@ -1,0 +1,105 @@
+"""What the language-model scripts share (section 5): token streams, the trained transformers and SAEs, the
+evaluation activations, and a per-token annotation of the planted negation circuit used to name features."""
+import torch
+
+from shared.checkpoints import load_state_dicts
+from shared.data import read_prepared
+from shared.lm_training import document_starts, mlp_activations, windows_at
+from shared.sae import TopKSAE
+from shared.stories import BOS, WORD_CLASSES, WordTokenizer
+from shared.transformer import Transformer
+
+
+def load_tokens(path):
+    """(train stream, validation stream, tokenizer) of a prepared text dataset."""
+    arrays, meta = read_prepared(path)
+    as_long = lambda a: torch.from_numpy(a).long()
+    return as_long(arrays["train_tokens"]), as_long(arrays["val_tokens"]), WordTokenizer.from_json(meta["vocab"])
+
+
+def build_lm(spec):
+    return Transformer(spec["vocab_size"], mlp=spec["mlp"], **spec["model"])
+
+
+def load_module(path, build, device="cpu"):
+    """(module, meta) from a single-module checkpoint; weights frozen, eval mode, no pickle executed."""
+    states, meta = load_state_dicts(path)
+    module = build(meta["spec"])
+    module.load_state_dict(states["model"])
+    return module.eval().requires_grad_(False).to(device), meta
+
+
+def load_lm(path, device="cpu"):
+    return load_module(path, build_lm, device)
+
+
+def load_sae(path, device="cpu"):
+    return load_module(path, lambda s: TopKSAE(s["d_model"], s["n_features"], s["k"]), device)
+
+
+def eval_starts(val_tokens, n_windows, n_ctx):
+    """Where the evaluation windows start: at the first n_windows stories' [BOS] tokens."""
+    return document_starts(val_tokens, n_windows, n_ctx, BOS)
+
+
+def eval_positions(values, starts, n_ctx):
+    """A per-token array aligned with the validation stream, at the evaluation positions ([BOS] dropped)."""
+    return windows_at(values, starts, n_ctx)[:, 1:].flatten()
+
+
+def eval_activations(model, val_tokens, n_windows, layer):
+    """MLP input and output (float64) at `layer` on the evaluation windows, and the tokens there."""
+    windows = windows_at(val_tokens, eval_starts(val_tokens, n_windows, model.n_ctx), model.n_ctx)
+    x, y, tokens = mlp_activations(model, windows.to(model.unembed.weight.device), layer)
+    return x.double(), y.double(), tokens
+
+
+def annotate_events(words):
+    """Per token: (negated, polarity) of the sentiment event it belongs to, as the story generator planted it.
+
+    A sentence that contains a positive or negative word is a sentiment event; its tokens carry what has been seen
+    so far in it (a negation word -> negated = 1; the sentiment word -> polarity +1 / -1; a negation before the
+    sentiment word is already in the event, with polarity 0 = not yet known), and the next sentence
+    (the reaction, "so tom smiled .") carries the completed event. Everything else is (0, 0), outside any event.
+    Returns int tensors negated, polarity and a bool tensor in_event, aligned with `words`.
+    """
+    negations, positive, negative = (set(WORD_CLASSES[k]) for k in ("negation", "positive", "negative"))
+    n = len(words)
+    negated, polarity, in_event = torch.zeros(n, dtype=torch.long), torch.zeros(n, dtype=torch.long), torch.zeros(n, dtype=torch.bool)
+    neg, pol, carried = 0, 0, None  # state of the current sentence; carried = the previous sentence's event
+    for i, w in enumerate(words):
+        if w in ("[BOS]", "[EOS]"):
+            neg, pol, carried = 0, 0, None
+            continue
+        neg = neg or int(w in negations)
+        pol = pol or (1 if w in positive else -1 if w in negative else 0)
+        if pol or neg:
+            negated[i], polarity[i], in_event[i] = neg, pol, True
+        elif carried is not None:
+            negated[i], polarity[i], in_event[i] = carried[0], carried[1], True
+        if w == ".":
+            carried = (neg, pol) if pol else None
+            neg, pol = 0, 0
+    return negated, polarity, in_event
+
+
+@torch.no_grad()
+def reaction_accuracy(model, windows, tokenizer, negated, ablate_mlp=None):
+    """How often the model puts more probability on the right reaction class (smiled/cheered/... vs cried/...)
+    where the next token is a reaction: (all, negated events only). `ablate_mlp` zeroes that layer's MLP output:
+    the causal check of which layer computes the planted circuit. `negated` is aligned with windows[:, 1:]."""
+    ids = {c: torch.tensor([tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in tokenizer.vocab])
+           for c in ("reaction_positive", "reaction_negative")}
+    mlp = model.blocks[ablate_mlp].mlp if ablate_mlp is not None else None
+    hook = mlp.register_forward_hook(lambda m, i, out: torch.zeros_like(out)) if mlp is not None else None
+    try:
+        probs = model(windows[:, :-1]).softmax(-1)
+    finally:
+        if hook is not None:
+            hook.remove()
+    nxt = windows[:, 1:]
+    is_pos, is_neg = (torch.isin(nxt, ids[c].to(nxt.device)) for c in ("reaction_positive", "reaction_negative"))
+    p_pos, p_neg = (probs[..., ids[c].to(nxt.device)].sum(-1) for c in ("reaction_positive", "reaction_negative"))
+    right = torch.where(is_pos, p_pos > p_neg, p_neg > p_pos)
+    where = is_pos | is_neg
+    return right[where].float().mean().item(), right[where & (negated == 1)].float().mean().item()

@@ -1,0 +1,43 @@
+"""Output features of the bilinear MLP read through its weights (section 3.1, 5): one interaction matrix per
+output-SAE latent, in the MLP's input space, computed in float64 in chunks so paper-size SAEs fit in memory."""
+import torch
+
+from shared import analysis
+
+
+def mlp_weights(lm, layer):
+    """(left, right, down) of one layer's bilinear MLP in float64: mlp(x) = down ((left x) * (right x))."""
+    mlp = lm.blocks[layer].mlp
+    return mlp.bilinear.left.double(), mlp.bilinear.right.double(), mlp.down.weight.double()
+
+
+def feature_interactions(lm, layer, sae_out, features, chunk=64):
+    """Yield (feature index, Q_f (d, d)) for each output latent f: z_f's pre-activation is x^T Q_f x - e_f . b_dec
+    on the MLP input x, with e_f the latent's encoder row."""
+    left, right, down = mlp_weights(lm, layer)
+    directions = sae_out.encoder.double() @ down  # (m, hidden): e_f . down, folded into the hidden units
+    features = list(features)
+    for i in range(0, len(features), chunk):
+        idx = features[i : i + chunk]
+        qs = analysis.interaction_matrices(left, right, directions[idx])
+        yield from zip(idx, qs)
+
+
+def active_tokens(sae_out, y_out):
+    """Pre-activations (n, m) of the output SAE on MLP outputs, and which latents are active (z > 0) per token."""
+    pre = sae_out.double().pre_activations(y_out)
+    return pre, sae_out.double().encode(y_out) > 0
+
+
+def readout_direction(lm, layer, logit_direction):
+    """Weights only: the direction of `layer`'s MLP output that raises logit_direction . logits, through the
+    direct path and through each later attention layer's OV circuit (all heads: W_O W_V; each head's attention
+    weights sum to one, so this is the effect of being attended to fully). Later MLPs, chains of attention layers
+    and RMSNorm's scale are left out: a first-order trace from the unembedding back to the layer. (d_model,)"""
+    u = lm.unembed.weight.double().T @ logit_direction
+    total = u.clone()
+    for block in lm.blocks[layer + 1 :]:
+        d = block.attn.out.weight.shape[0]
+        ov = block.attn.out.weight.double() @ block.attn.qkv.weight.double()[2 * d :]
+        total = total + block.attn_scale * ov.T @ u
+    return total

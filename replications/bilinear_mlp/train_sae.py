@@ -1,0 +1,39 @@
+"""Train one TopK SAE (App G.3) on the MLP input or output of one layer of the bilinear transformer.
+
+The activations come from windows of the training stream drawn by the SAE's seed; `steps` is the sweep's base
+length times the rule's multiplier (App H: each SAE of the sweep trains twice as long as the previous one).
+"""
+from language import load_lm, load_tokens
+
+from shared.checkpoints import save_models
+from shared.lm_training import mlp_activations, random_windows
+from shared.provenance import collect
+from shared.runtime import describe, generator, pick_device
+from shared.sae import train_sae
+from shared.scripts import parse_args
+
+
+def main():
+    args = parse_args("lm", "data", "checkpoint")
+    p = args.params  # {"sae": config, "site": mlp_in | mlp_out, "multiplier": int, "device"}
+    s = p["sae"]
+    device = pick_device(p["device"])
+    lm, _ = load_lm(args.lm, device)
+    train_tokens, _, _ = load_tokens(args.data)
+    windows = random_windows(train_tokens, s["train_tokens"] // lm.n_ctx, lm.n_ctx, generator(s["seed"]))
+    x_in, x_out, _ = mlp_activations(lm, windows.to(device), s["layer"])
+    acts = {"mlp_in": x_in, "mlp_out": x_out}[p["site"]]
+    steps = s["steps"] * p["multiplier"]
+    n_features = s["expansion"] * acts.shape[1]
+    sae, log = train_sae(acts, n_features, s["k"], steps, s["batch_size"], s["lr"], s["seed"], device)
+    spec = {"d_model": acts.shape[1], "n_features": n_features, "k": s["k"]}
+    meta = {"spec": spec, "site": p["site"], "layer": s["layer"], "steps": steps, "multiplier": p["multiplier"],
+            "seed": s["seed"], "device": describe(device), **log,
+            "provenance": collect(config=p, device=describe(device))}
+    save_models(args.checkpoint, {"model": sae.cpu()}, meta)
+    print(f"SAE {p['site']} x{p['multiplier']}: {steps} steps, last mse {log['history'][-1]['mse']:.4f}, "
+          f"{log['wall_seconds']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
