@@ -125,15 +125,21 @@ def eigen_contributions(vals, vecs, x):
 
 
 def pearson(a, b):
+    """Pearson r; nan when either side is constant (no variance to correlate)."""
     a, b = a - a.mean(), b - b.mean()
-    return (a @ b / (a.norm() * b.norm())).item()
+    denominator = (a.norm() * b.norm()).item()
+    return (a @ b).item() / denominator if denominator > 0 else float("nan")
 
 
 def low_rank_correlations(vals, vecs, x, y, ks):
     """Pearson r between y (n,) and its top-k eigen approximation sum_{i<=k} lambda_i (v_i . x)^2, for each k in
-    `ks` (eigenpairs ordered by magnitude): the paper's measure of how low-rank an output feature is (section 5.2)."""
+    `ks` (eigenpairs ordered by magnitude): the paper's measure of how low-rank an output feature is (section 5.2).
+    A top-k approximation that is constant over the tokens explains none of y's variance: r = 0 (y must vary)."""
+    if not (y - y.mean()).abs().max() > 0:
+        raise ValueError("y is constant: a correlation with it is undefined")
     partial = eigen_contributions(vals, vecs, x).cumsum(-1)
-    return [pearson(partial[:, min(k, partial.shape[1]) - 1], y) for k in ks]
+    rs = [pearson(partial[:, min(k, partial.shape[1]) - 1], y) for k in ks]
+    return [0.0 if r != r else r for r in rs]
 
 
 def self_and_cross(q):

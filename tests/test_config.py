@@ -103,7 +103,7 @@ def test_unknown_key_names_the_allowed_keys():
     message = str(info.value)
     assert "'experiments.base'" in message and "'epoch'" in message
     assert "allowed keys: batch_size, bias, d_hidden, dataset, epochs, grid, layer, noise_relative, noise_std, " \
-           "residual, seed, vary, weight_decay" in message
+           "residual, seed, task, vary, weight_decay" in message
 
 
 @pytest.mark.parametrize("overrides, where, extra", [

@@ -1,6 +1,7 @@
 """The language-model analyses of Pearce et al. (2025), sections 3.1 and 5, on random weights in float64:
 SAE-basis interaction matrices, low-rank approximations and their correlations, self/cross interactions; and the
 next-token training loop."""
+import math
 import sys
 from pathlib import Path
 
@@ -150,3 +151,14 @@ def test_event_annotation_follows_the_planted_grammar():
     assert at[12] == (0, 1, True)   # "liked"
     assert at[18] == (0, 1, True)   # "smiled"
     assert at[21] == (0, 0, False)  # "sun": a filler sentence is outside any event
+
+
+def test_constant_approximation_correlates_zero_and_constant_target_is_refused():
+    x = torch.randn(20, 3, dtype=F64)
+    vals, vecs = torch.tensor([1.0, 0.5, 0.0], dtype=F64), torch.eye(3, dtype=F64)
+    x[:, 0] = 1.0  # the top eigenvector sees the same value on every token
+    y = torch.randn(20, dtype=F64)
+    assert analysis.low_rank_correlations(vals, vecs, x, y, [1])[0] == 0.0
+    assert math.isnan(analysis.pearson(torch.ones(5, dtype=F64), torch.randn(5, dtype=F64)))
+    with pytest.raises(ValueError, match="constant"):
+        analysis.low_rank_correlations(vals, vecs, x, torch.ones(20, dtype=F64), [1])

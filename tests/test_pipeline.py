@@ -13,9 +13,14 @@ from snakemake_helpers import (
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = (
-    "bilinear_mlp={quick: {experiments: {"
+    "bilinear_mlp={quick: {boolean: {steps: 50}, experiments: {"
     "base: {epochs: 2}, noise: {epochs: 2}, grid: {epochs: 2, d_hidden: 32}, "
-    "size: {epochs: 2, grid: {d_hidden: [8, 16], seed: [0, 1]}}, adversarial: {epochs: 2}}}}"
+    "size: {epochs: 2, grid: {d_hidden: [8, 16], seed: [0, 1]}}, adversarial: {epochs: 2}, "
+    "similarity_task: {epochs: 2}}, "
+    "language: {model: {d_model: 16, d_hidden: 32, n_head: 2, n_layer: 2, n_ctx: 16}, "
+    "train: {steps: 20, batch_size: 8, eval_every: 10, eval_windows: 8}, timing: {rounds: 1, steps: 1}, "
+    "sae: {steps: 5, train_tokens: 2048, batch_size: 64, k: 4}, "
+    "analysis: {eval_windows: 16, min_active: 2, ks: [1, 2, 4], candidates: 4, identity_tokens: 32, identity_latents: 4}}}}"
 )
 
 
@@ -39,11 +44,12 @@ def test_quick_pipeline_renders_scored_report(pipeline):
     assert {r["status"] for r in rows} <= {"PASS", "FAIL", "NOT RUN"}
     by_id = {r["id"]: r for r in rows}
     # the identities hold for any trained weights, even after two epochs
-    for claim in ("M0-contraction", "M1-symmetric-part", "M2-eigen-sum", "M3-hosvd", "M4-bias-augmentation"):
+    for claim in ("M0-contraction", "M1-symmetric-part", "M2-eigen-sum", "M3-hosvd", "M4-bias-augmentation",
+                  "L0-sae-basis-identity", "L0-full-rank-correlation"):
         assert by_id[claim]["status"] == "PASS", by_id[claim]
     assert by_id["A5-fashion-bilinear-vs-reglu"]["status"] == "NOT RUN"
     figures = sorted(p.name for p in (report / "figures").glob("*.png"))
-    assert "eigenvectors_spectra.png" in figures and len(figures) == 9
+    assert "eigenvectors_spectra.png" in figures and len(figures) == 15
     assert (pipeline / "reports" / "index.md").is_file()
     merged = list(csv.DictReader(open(pipeline / "reports" / "bilinear_mlp" / "claims.csv")))
     assert {"id", "tier", "paper_value", "reproduced", "check", "status"} <= set(merged[0])
@@ -79,7 +85,8 @@ def test_unknown_tier_is_rejected(tmp_path):
 
 
 def test_corrupt_download_stops_the_pipeline(tmp_path):
-    """A mirror on 127.0.0.1 serves a corrupt MNIST: prepare fails its sha256, the file is gone, nothing trains."""
+    """A mirror on 127.0.0.1 serves a corrupt MNIST: prepare fails its sha256, the file is gone, nothing trains.
+    (TinyStories, which the full tier also needs, has no file on the mirror: --keep-going lets both fail.)"""
     import http.server
     import threading
 
@@ -97,7 +104,7 @@ def test_corrupt_download_stops_the_pipeline(tmp_path):
                "REPLICATIONS_DATA_DIR": str(repo / "data" / "raw"),
                # the registry's real URLs must fail at once, online or not
                "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "no_proxy": "127.0.0.1"}
-        proc = snakemake(repo, "bilinear_mlp", "--cores", "1", "--config", "tier=full",
+        proc = snakemake(repo, "bilinear_mlp", "--cores", "1", "--keep-going", "--config", "tier=full",
                          "bilinear_mlp={full: {datasets: [mnist]}}", env=env)
     finally:
         server.shutdown()
@@ -106,6 +113,8 @@ def test_corrupt_download_stops_the_pipeline(tmp_path):
     assert not (repo / "results" / "bilinear_mlp" / "full" / "models").exists()
     log = (repo / "logs" / "data" / "mnist.log").read_text()
     assert "sha256" in log and "train-images-idx3-ubyte.gz" in log
+    assert "TinyStoriesV2-GPT4-train.txt" in (repo / "logs" / "data" / "tinystories.log").read_text()
+    assert not (repo / "results" / "bilinear_mlp" / "full" / "language").exists()
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """Output features are low-rank in the MLP's weights (section 5.2, Fig 9; identities of section 3.1).
 
-For every output-SAE latent active on more than `min_active` evaluation tokens: eigendecompose its interaction
+For every output-SAE latent active on more than `min_active` evaluation tokens (and not constant there): eigendecompose its interaction
 matrix Q_f in the MLP-input space, and correlate the top-k approximation sum_{i<=k} lambda_i (v_i . x)^2 with the
 latent's activation over the tokens where it is active (Pearson, as the paper). With all eigenvectors kept the
 approximation is exact up to a constant, so the correlation must be 1.0. The SAE-basis identity: feeding the input
@@ -9,7 +9,7 @@ SAE's reconstruction x_hat = D z + b through the MLP, e_f . mlp(x_hat) = [z, 1]^
 import numpy as np
 import torch
 from language import eval_activations, load_lm, load_sae, load_tokens
-from language_features import active_tokens, feature_interactions
+from language_features import active_tokens, feature_interactions, studied_latents
 
 from shared import analysis
 from shared.runtime import pick_device
@@ -28,7 +28,7 @@ def main():
     x, y, _ = eval_activations(lm, val_tokens, a["eval_windows"], layer)
     pre, active = active_tokens(sae_out, y)
     counts = active.sum(0)
-    studied = [f for f in range(len(counts)) if counts[f] > a["min_active"]]
+    studied = studied_latents(pre, active, a["min_active"])
     d = x.shape[1]
     ks = [k for k in a["ks"] if k <= d] + [d]
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from language import (annotate_events, eval_activations, eval_positions, eval_starts, load_lm, load_sae, load_tokens,
                       reaction_accuracy)
-from language_features import active_tokens, feature_interactions, readout_direction
+from language_features import active_tokens, feature_interactions, readout_direction, studied_latents
 
 from shared import analysis
 from shared.lm_training import windows_at
@@ -80,8 +80,8 @@ def main():
     decoder = sae_in.decoder.double()
     m = decoder.shape[1]
     x, y, tokens = eval_activations(lm, val_tokens, a["eval_windows"], layer)
-    _, active = active_tokens(sae_out, y)
-    live = [f for f, count in enumerate(active.sum(0).tolist()) if count > a["min_active"]]
+    pre, active = active_tokens(sae_out, y)
+    live = studied_latents(pre, active, a["min_active"])
     spectra, edges, q_lats = [], [], {}
     for f, q in feature_interactions(lm, layer, sae_out, live):
         q_lat = analysis.in_basis(q, decoder)

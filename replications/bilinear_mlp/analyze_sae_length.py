@@ -5,7 +5,7 @@ tokens, the fraction of dead latents (at most `min_active` activations) and the 
 live latents (as analyze_lowrank)."""
 import numpy as np
 from language import eval_activations, load_lm, load_sae, load_tokens
-from language_features import active_tokens, feature_interactions
+from language_features import active_tokens, feature_interactions, studied_latents
 
 from shared import analysis
 from shared.sae import normalized_mse
@@ -26,7 +26,7 @@ def main():
         sae, meta = load_sae(path, device)
         pre, active = active_tokens(sae, y)
         counts = active.sum(0)
-        live = [f for f in range(len(counts)) if counts[f] > a["min_active"]]
+        live = studied_latents(pre, active, a["min_active"])
         corr2 = []
         for f, q in feature_interactions(lm, layer, sae, live):
             vals, vecs = analysis.eigendecompose(q)

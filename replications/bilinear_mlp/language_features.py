@@ -41,3 +41,13 @@ def readout_direction(lm, layer, logit_direction):
         ov = block.attn.out.weight.double() @ block.attn.qkv.weight.double()[2 * d :]
         total = total + block.attn_scale * ov.T @ u
     return total
+
+
+def studied_latents(pre, active, min_active):
+    """Latents active on more than `min_active` tokens whose activation varies there (a correlation needs it)."""
+    keep = []
+    for f in range(pre.shape[1]):
+        on = active[:, f]
+        if on.sum() > min_active and pre[on, f].std() > 0:
+            keep.append(f)
+    return keep

@@ -24,6 +24,7 @@ BMLP_ANALYSES = {
     "similarity": ("similarity", "size", ["checkpoint"], ["similarity"]),
     "adversarial": ("adversarial", "adversarial", ["checkpoint", "data"], ["adversarial"]),
     "hosvd": ("hosvd", "base", ["checkpoint"], ["hosvd"]),
+    "similarity_task": ("similarity_task", "similarity_task", ["checkpoint", "data"], ["target"]),  # section 4.3
 }
 if "base" not in BMLP_EXPERIMENTS and "base_fashion" in BMLP_EXPERIMENTS:
     # the identities hold for any trained weights: check them on the Fashion-MNIST models when MNIST is left out
@@ -102,6 +103,28 @@ rule bilinear_mlp_analyze:
         "--metrics {output.metrics:q} --arrays {output.arrays:q} > {log:q} 2>&1"
 
 
+# The toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and analyses them
+# in one job of seconds.
+PAPER_METRICS["bilinear_mlp"].append(f"{BMLP_RES}/metrics/boolean.json")
+PAPER_FIGURES["bilinear_mlp"].append(f"{BMLP_REP}/figures/gates_boolean.png")
+
+
+rule bilinear_mlp_boolean:
+    input:
+        script=f"{BMLP}/toy_boolean.py",
+    output:
+        metrics=f"{BMLP_RES}/metrics/boolean.json",
+        arrays=f"{BMLP_RES}/analysis/boolean.npz",
+    params:
+        p=json.dumps(BMLP_CFG["boolean"], sort_keys=True),
+    threads: 1
+    log:
+        f"{BMLP_RES}/logs/boolean.log",
+    shell:
+        "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} "
+        "--metrics {output.metrics:q} --arrays {output.arrays:q} > {log:q} 2>&1"
+
+
 rule bilinear_mlp_benchmark:
     input:
         f"{BMLP}/benchmark.py",
@@ -113,3 +136,6 @@ rule bilinear_mlp_benchmark:
 
 
 BENCHMARKS.append("results/benchmarks/bilinear_mlp.json")
+
+
+include: "language.smk"

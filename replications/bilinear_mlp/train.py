@@ -16,11 +16,12 @@ from shared.training import Run, Schedule, train
 def main():
     args = parse_args("data", "checkpoint", "history")
     p = args.params  # {"experiment": name, "spec": experiment config, "defaults":..., "lr":..., "device":...}
-    data = load_images(args.data)
+    task = p["spec"].get("task")  # section 4.3: two classes by similarity to a target image
+    data = load_images(args.data, task)
     data_std = data["x_train"].std().item()
     specs = []
     for spec in expand_runs(p["spec"], p["defaults"]):
-        spec.update(d_input=p["d_input"], n_classes=p["n_classes"])
+        spec.update(d_input=p["d_input"], n_classes=2 if task else p["n_classes"])
         # The Fig 7 models used noise relative to the data's std; resolve it to the absolute std it amounts to.
         spec["noise_std_abs"] = spec["noise_std"] * data_std if spec["noise_relative"] else spec["noise_std"]
         specs.append(spec)
