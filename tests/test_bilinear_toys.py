@@ -28,13 +28,7 @@ TRUTH = {  # gate -> outputs on (a, b) = (0, 0), (0, 1), (1, 0), (1, 1)
 SETTINGS = dict(n_inputs=4, n_hidden=6, p_on=0.3, batch_size=512, lr=0.01, seed=0)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads (and idle threads spin when the CPUs are busy)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _hand_built(left, right, head, bias=False):

@@ -35,13 +35,7 @@ H, STEPS, TASK = 8, 30, "modadd3"
 CLOSE = dict(rtol=1e-5, atol=1e-5)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads; every comparison is between runs under the same setting."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _spec(variant, seed, task=TASK):

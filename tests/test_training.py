@@ -36,14 +36,7 @@ def _load_model_module():
 ImageClassifier = _load_model_module().ImageClassifier
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and spinning OpenMP workers on a busy 2-core box cost
-    several-fold; every comparison here is between runs under the same setting."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

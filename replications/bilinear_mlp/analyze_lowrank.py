@@ -8,7 +8,7 @@ SAE's reconstruction x_hat = D z + b through the MLP, e_f . mlp(x_hat) = [z, 1]^
 """
 import numpy as np
 import torch
-from language import eval_activations, load_lm, load_sae, load_tokens
+from language import eval_activations, load_analysed
 from language_features import active_tokens, feature_interactions, studied_latents
 
 from shared import analysis
@@ -20,11 +20,9 @@ def main():
     args = parse_args("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
     p = args.params  # the config's language section
     device = pick_device(p["device"])
-    lm, lm_meta = load_lm(args.lm, device)
-    sae_in, _ = load_sae(args.sae_in, device)
-    sae_out, sae_meta = load_sae(args.sae_out, device)
+    run = load_analysed(args, device)
+    lm, lm_meta, sae_in, sae_out, val_tokens = run.lm, run.lm_meta, run.sae_in, run.sae_out, run.val_tokens
     layer, a = p["sae"]["layer"], p["analysis"]
-    _, val_tokens, _ = load_tokens(args.data)
     x, y, _ = eval_activations(lm, val_tokens, a["eval_windows"], layer)
     pre, active = active_tokens(sae_out, y)
     counts = active.sum(0)
@@ -67,7 +65,7 @@ def main():
         "mean_corr_nondecreasing": bool(np.all(np.diff(mean_curve) >= -1e-9)),
     }
     arrays = {"ks": np.array(ks), "corrs": corrs, "frequency": counts[studied].cpu().numpy() / len(x)}
-    write_metrics(args.metrics, metrics, info={"lm_seed": lm_meta["seed"], "sae_steps": sae_meta["steps"],
+    write_metrics(args.metrics, metrics, info={"lm_seed": lm_meta["seed"], "sae_steps": run.sae_meta["steps"],
                   "layer": layer, "device": lm_meta["device"]}, arrays=arrays, arrays_path=args.arrays)
     print({k: v for k, v in metrics.items() if k != "mean_corr_by_k"})
 

@@ -19,7 +19,7 @@
 """
 import numpy as np
 import torch
-from language import (annotate_events, eval_activations, eval_positions, eval_starts, load_lm, load_sae, load_tokens,
+from language import (annotate_events, eval_activations, eval_positions, eval_starts, load_analysed,
                       reaction_accuracy)
 from language_features import active_tokens, feature_interactions, readout_direction, studied_latents
 
@@ -70,11 +70,9 @@ def main():
     args = parse_args("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
     p = args.params
     device = pick_device(p["device"])
-    lm, lm_meta = load_lm(args.lm, device)
-    sae_in, _ = load_sae(args.sae_in, device)
-    sae_out, _ = load_sae(args.sae_out, device)
+    run = load_analysed(args, device)
+    lm, lm_meta, sae_in, sae_out, val_tokens = run.lm, run.lm_meta, run.sae_in, run.sae_out, run.val_tokens
     layer, a = p["sae"]["layer"], p["analysis"]
-    _, val_tokens, tokenizer = load_tokens(args.data)
 
     # 1. weights only
     decoder = sae_in.decoder.double()
@@ -93,9 +91,9 @@ def main():
     spectra, edges = torch.stack(spectra), torch.tensor(edges, dtype=torch.float64, device=device)
     third = spectra.abs().sort(dim=-1, descending=True).values[:, 2]
     score = torch.minimum(spectra[:, -1], -spectra[:, 0]) / third
-    ids = {c: [tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in tokenizer.vocab]
+    ids = {c: [run.tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in run.tokenizer.vocab]
            for c in ("reaction_positive", "reaction_negative")}
-    logit_diff = torch.zeros(tokenizer.vocab_size, dtype=torch.float64, device=device)
+    logit_diff = torch.zeros(run.tokenizer.vocab_size, dtype=torch.float64, device=device)
     logit_diff[ids["reaction_positive"]] = 1 / len(ids["reaction_positive"])
     logit_diff[ids["reaction_negative"]] = -1 / len(ids["reaction_negative"])
     effect = (sae_out.decoder.double().T @ readout_direction(lm, layer, logit_diff))[live]  # per live latent
@@ -105,14 +103,14 @@ def main():
     signature_only = live[int(score.argmax())]
 
     # 2. names from data
-    words = [tokenizer.decode([t]) for t in val_tokens.tolist()]
+    words = [run.tokenizer.decode([t]) for t in val_tokens.tolist()]
     starts = eval_starts(val_tokens, a["eval_windows"], lm.n_ctx)
     negated, polarity, in_event = (eval_positions(t, starts, lm.n_ctx).to(device) for t in annotate_events(words))
     windows = windows_at(val_tokens, starts, lm.n_ctx).to(device)
     negated_w = windows_at(annotate_events(words)[0], starts, lm.n_ctx)[:, 1:].to(device)
-    reaction = {"clean": reaction_accuracy(lm, windows, tokenizer, negated_w)}
+    reaction = {"clean": reaction_accuracy(lm, windows, run.tokenizer, negated_w)}
     for i in range(len(lm.blocks)):
-        reaction[f"without_mlp{i}"] = reaction_accuracy(lm, windows, tokenizer, negated_w, ablate_mlp=i)
+        reaction[f"without_mlp{i}"] = reaction_accuracy(lm, windows, run.tokenizer, negated_w, ablate_mlp=i)
     words = [words[i] for i in eval_positions(torch.arange(len(words)), starts, lm.n_ctx).tolist()]
     z_in = sae_in.double().encode(x)
     in_names = name_latents(z_in, negated, polarity, in_event)

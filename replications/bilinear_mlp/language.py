@@ -1,5 +1,7 @@
 """What the language-model scripts share (section 5): token streams, the trained transformers and SAEs, the
 evaluation activations, and a per-token annotation of the planted negation circuit used to name features."""
+from types import SimpleNamespace
+
 import torch
 
 from shared.checkpoints import load_state_dicts
@@ -35,6 +37,17 @@ def load_lm(path, device="cpu"):
 
 def load_sae(path, device="cpu"):
     return load_module(path, lambda s: TopKSAE(s["d_model"], s["n_features"], s["k"]), device)
+
+
+def load_analysed(args, device):
+    """What the circuit analyses read: the bilinear transformer, the input and output SAEs of the analysed layer,
+    and the validation stream with its tokenizer (a namespace; *_meta are the checkpoints' metadata)."""
+    lm, lm_meta = load_lm(args.lm, device)
+    sae_in, _ = load_sae(args.sae_in, device)
+    sae_out, sae_meta = load_sae(args.sae_out, device)
+    _, val_tokens, tokenizer = load_tokens(args.data)
+    return SimpleNamespace(lm=lm, lm_meta=lm_meta, sae_in=sae_in, sae_out=sae_out, sae_meta=sae_meta,
+                           val_tokens=val_tokens, tokenizer=tokenizer)
 
 
 def eval_starts(val_tokens, n_windows, n_ctx):

@@ -1,6 +1,5 @@
 """Output features of the bilinear MLP read through its weights (section 3.1, 5): one interaction matrix per
 output-SAE latent, in the MLP's input space, computed in float64 in chunks so paper-size SAEs fit in memory."""
-import torch
 
 from shared import analysis
 

@@ -10,7 +10,7 @@ for name in names:
     axes[0, 0].plot(steps, loss, label=name)
     axes[0, 1].plot(steps * seconds[name], loss, label=f"{name} ({1000 * seconds[name]:.0f} ms/step)")
 axes[0, 0].set_xlabel("step")
-axes[0, 1].set_xlabel("training time (s, step times measured round-robin)")
+axes[0, 1].set_xlabel("training time (s; step times measured here)")
 for ax in axes[0]:
     ax.set_ylabel("validation loss (nats)")
     ax.set_ylim(top=min(arrays[f"{n}_val_loss"][0] for n in names))
