@@ -7,7 +7,6 @@ are renormalized after it), the encoder initialised to the decoder's transpose, 
 encoder bias, a latent's pre-activation is a linear function of x - b_dec, which is what lets the paper read an
 output latent through the bilinear weights: on tokens where it is active, z_f = e_f . (x - b_dec) exactly.
 """
-import math
 import sys
 import time
 
@@ -16,6 +15,7 @@ from torch import nn
 from tqdm import tqdm
 
 from shared.runtime import generator
+from shared.training import cosine_lr
 
 
 class TopKSAE(nn.Module):
@@ -75,7 +75,7 @@ def train_sae(acts, n_features, k, steps, batch_size, lr, seed, device, progress
     t0 = time.perf_counter()
     for step in tqdm(range(steps), desc="sae", file=sys.stderr, mininterval=10, disable=not progress):
         for group in opt.param_groups:
-            group["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / steps))
+            group["lr"] = cosine_lr(lr, step, steps)
         x = acts[torch.randint(len(acts), (batch_size,), generator=g, device=device)]
         loss = (sae(x) - x).pow(2).sum(-1).mean()
         opt.zero_grad(set_to_none=True)
