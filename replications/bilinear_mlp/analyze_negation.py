@@ -20,14 +20,13 @@
 import numpy as np
 import torch
 from language import (annotate_events, eval_activations, eval_positions, eval_starts, load_analysed,
-                      reaction_accuracy)
+                      reaction_accuracy, reaction_ids)
 from language_features import active_tokens, feature_interactions, readout_direction, studied_latents
 
 from shared import analysis
 from shared.lm_training import windows_at
 from shared.runtime import pick_device
 from shared.scripts import parse_args, write_metrics
-from shared.stories import WORD_CLASSES
 
 SPECIFIC = 0.8  # a latent is specific to a side when >= 80% of its (relevant) activation mass is on it
 
@@ -77,13 +76,12 @@ def main():
     # 1. weights only
     decoder = sae_in.decoder.double()
     m = decoder.shape[1]
-    x, y, tokens = eval_activations(lm, val_tokens, a["eval_windows"], layer)
+    x, y, _ = eval_activations(lm, val_tokens, a["eval_windows"], layer)
     pre, active = active_tokens(sae_out, y)
     live = studied_latents(pre, active, a["min_active"])
-    spectra, edges, q_lats = [], [], {}
-    for f, q in feature_interactions(lm, layer, sae_out, live):
+    spectra, edges = [], []  # the matrices are not kept: 2,048 of 2,048 x 2,048 in the full tier
+    for _, q in feature_interactions(lm, layer, sae_out, live):
         q_lat = analysis.in_basis(q, decoder)
-        q_lats[f] = q_lat
         _, cross = analysis.self_and_cross(q_lat)
         vals = torch.linalg.eigvalsh(q_lat)
         spectra.append(vals)
@@ -91,8 +89,7 @@ def main():
     spectra, edges = torch.stack(spectra), torch.tensor(edges, dtype=torch.float64, device=device)
     third = spectra.abs().sort(dim=-1, descending=True).values[:, 2]
     score = torch.minimum(spectra[:, -1], -spectra[:, 0]) / third
-    ids = {c: [run.tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in run.tokenizer.vocab]
-           for c in ("reaction_positive", "reaction_negative")}
+    ids = reaction_ids(run.tokenizer)
     logit_diff = torch.zeros(run.tokenizer.vocab_size, dtype=torch.float64, device=device)
     logit_diff[ids["reaction_positive"]] = 1 / len(ids["reaction_positive"])
     logit_diff[ids["reaction_negative"]] = -1 / len(ids["reaction_negative"])
@@ -105,9 +102,10 @@ def main():
     # 2. names from data
     words = [run.tokenizer.decode([t]) for t in val_tokens.tolist()]
     starts = eval_starts(val_tokens, a["eval_windows"], lm.n_ctx)
-    negated, polarity, in_event = (eval_positions(t, starts, lm.n_ctx).to(device) for t in annotate_events(words))
+    annotation = annotate_events(words)
+    negated, polarity, in_event = (eval_positions(t, starts, lm.n_ctx).to(device) for t in annotation)
     windows = windows_at(val_tokens, starts, lm.n_ctx).to(device)
-    negated_w = windows_at(annotate_events(words)[0], starts, lm.n_ctx)[:, 1:].to(device)
+    negated_w = windows_at(annotation[0], starts, lm.n_ctx)[:, 1:].to(device)
     reaction = {"clean": reaction_accuracy(lm, windows, run.tokenizer, negated_w)}
     for i in range(len(lm.blocks)):
         reaction[f"without_mlp{i}"] = reaction_accuracy(lm, windows, run.tokenizer, negated_w, ablate_mlp=i)
@@ -118,7 +116,7 @@ def main():
     out_names = name_latents(z_out, negated, polarity, in_event)
 
     # 3. the selected latent
-    q_lat = q_lats[best]
+    q_lat = analysis.in_basis(next(feature_interactions(lm, layer, sae_out, [best]))[1], decoder)
     top = analysis.top_interactions(q_lat, a["top_interactions"])
     involved = sorted({i for a_, b_, _ in top for i in (a_, b_)})
     selfs = q_lat.diagonal()[involved].abs()
@@ -126,8 +124,7 @@ def main():
     _, all_cross = analysis.self_and_cross(q_lat)
     mean_cross_ns = float(np.mean(cross_ns)) if cross_ns else 0.0
     z_best = z_out[:, best]
-    on = z_best > 0
-    cells = {(n_, p_): z_best[on & in_event & (negated == n_) & (polarity == p_)].sum().item()
+    cells = {(n_, p_): z_best[in_event & (negated == n_) & (polarity == p_)].sum().item()
              for n_ in (0, 1) for p_ in (-1, 0, 1)}
     total = z_best.sum().item() or 1.0
     best_cell = max(((n_, p_) for n_, p_ in cells if n_ == 1 and p_ != 0), key=lambda c: cells[c])

@@ -96,13 +96,18 @@ def annotate_events(words):
     return negated, polarity, in_event
 
 
+def reaction_ids(tokenizer):
+    """Token ids of the positive and negative reaction words the tokenizer knows: {class: long tensor}."""
+    return {c: torch.tensor([tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in tokenizer.vocab])
+            for c in ("reaction_positive", "reaction_negative")}
+
+
 @torch.no_grad()
 def reaction_accuracy(model, windows, tokenizer, negated, ablate_mlp=None):
     """How often the model puts more probability on the right reaction class (smiled/cheered/... vs cried/...)
     where the next token is a reaction: (all, negated events only). `ablate_mlp` zeroes that layer's MLP output:
     the causal check of which layer computes the planted circuit. `negated` is aligned with windows[:, 1:]."""
-    ids = {c: torch.tensor([tokenizer.id_of(w) for w in WORD_CLASSES[c] if w in tokenizer.vocab])
-           for c in ("reaction_positive", "reaction_negative")}
+    ids = reaction_ids(tokenizer)
     mlp = model.blocks[ablate_mlp].mlp if ablate_mlp is not None else None
     hook = mlp.register_forward_hook(lambda m, i, out: torch.zeros_like(out)) if mlp is not None else None
     try:
