@@ -9,12 +9,14 @@ import argparse
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import shutil
 import struct
 import sys
 import urllib.request
+import zipfile
 import zlib
 from dataclasses import dataclass, field
 from http.client import HTTPException
@@ -55,6 +57,7 @@ class Dataset:
     local_dirs: tuple[str, ...] = ()
     loader: Callable[[dict[str, Path]], dict] = field(default=None, repr=False)
     kind: str = "images"  # "images": x/y arrays (ARRAY_KEYS); "text": token streams (TEXT_ARRAY_KEYS)
+    image_shape: tuple[int, ...] = (28, 28)  # of one x row: (H, W) greyscale or (H, W, C) colour
 
 
 # ---------------------------------------------------------------- parsing
@@ -105,6 +108,44 @@ def load_mnist_5k(paths):
     train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
     return {"x_train": images[train_idx], "y_train": labels[train_idx],
             "x_test": images[test_idx], "y_test": labels[test_idx]}
+
+
+CELEBA_SIZE = 64
+CELEBA_PARTITIONS = {"train": 0, "test": 1}  # list_eval_partition ids: 0 train, 1 valid, 2 test
+
+
+def resize_center_crop(image, size):
+    """torchvision's Resize(size) then CenterCrop(size) on a PIL image, as the Linearizer code does: the
+    shorter side becomes `size` (bilinear, the longer side truncated to an int), then the central square."""
+    from PIL import Image  # pillow comes with matplotlib; only image decoding needs it
+    w, h = image.size
+    new_w, new_h = (size, int(size * h / w)) if w <= h else (int(size * w / h), size)
+    image = image.resize((new_w, new_h), Image.BILINEAR)
+    left, top = int(round((new_w - size) / 2)), int(round((new_h - size) / 2))
+    return image.crop((left, top, left + size, top + size))
+
+
+def load_celeba(paths):
+    """Each JPEG is decoded, resized and cropped on its own straight into a preallocated uint8 array,
+    so memory stays near the output size (about 2.2 GB for the full train + valid partitions)."""
+    from PIL import Image
+    with open(paths["partition"]) as f:  # '000001.jpg 0' per line
+        partition = dict((name, int(part)) for name, part in (line.split() for line in f if line.strip()))
+    arrays = {}
+    with zipfile.ZipFile(paths["images"]) as archive:
+        members = {Path(info.filename).name: info for info in archive.infolist() if not info.is_dir()}
+        for split, part in CELEBA_PARTITIONS.items():
+            names = [name for name, p in partition.items() if p == part]  # partition-file order, as torchvision
+            missing = [name for name in names if name not in members]
+            if missing:
+                raise ValueError(f"{paths['images']}: {len(missing)} images of the partition file are missing, "
+                                 f"e.g. {missing[0]}")
+            x = np.empty((len(names), CELEBA_SIZE, CELEBA_SIZE, 3), dtype=np.uint8)
+            for i, name in enumerate(names):
+                with Image.open(io.BytesIO(archive.read(members[name]))) as image:
+                    x[i] = np.asarray(resize_center_crop(image.convert("RGB"), CELEBA_SIZE))
+            arrays[f"x_{split}"], arrays[f"y_{split}"] = x, np.zeros(len(names), dtype=np.int64)
+    return arrays
 
 
 # ---------------------------------------------------------------- text
@@ -254,6 +295,27 @@ REGISTRY = {d.name: d for d in [
                     "6874bae9a4c1a4e7edcf0e53b86c17817e9cf881fc75ff2368da457b80c0585d"))},
         loader=load_tinystories,
         kind="text"),
+    Dataset(
+        name="celeba_64",
+        description=f"CelebA aligned-and-cropped faces as RGB uint8 (N, {CELEBA_SIZE}, {CELEBA_SIZE}, 3): shorter side "
+                    f"resized to {CELEBA_SIZE} (bilinear), then centre-cropped. Train = the official train partition "
+                    f"(162,770), test = the official 'valid' partition (19,867), which the Linearizer code evaluates "
+                    f"on. No classes: y is all zeros.",
+        licence="CelebA Dataset Agreement: non-commercial research and educational use only (MMLAB, CUHK)",
+        citation="Liu, Luo, Wang, Tang. Deep Learning Face Attributes in the Wild. ICCV 2015.",
+        # Pins of the official Google Drive files, as pinned by TFDS (url_checksums/celeb_a.txt) and torchvision's
+        # prototype CelebA. The zip pin is also PyTorch tutorials' pin for their S3 copy and the "Git LFS Details"
+        # of the Hugging Face copy; the small partition file is only known to be served with it by Google Drive.
+        files={"images": RemoteFile("img_align_celeba.zip",
+                                    "46fb89443c578308acf364d7d379fe1b9efb793042c0af734b6112e4fd3a8c74",
+                                    ("https://s3.amazonaws.com/pytorch-tutorial-assets/img_align_celeba.zip",
+                                     "https://huggingface.co/spaces/haihuynh/face-img-retrieval/resolve/main/"
+                                     "img_align_celeba.zip")),
+               "partition": RemoteFile(
+                   "list_eval_partition.txt", "fc955bcb3ef8fbdf7d5640d9a8693a8431b5f2ee291a5c1449a1549e7e073fe7",
+                   ("https://drive.google.com/uc?export=download&id=0B7EVK8r0v71pY0NSMzRuSXJEVkk",))},
+        loader=load_celeba,
+        image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3)),
 ]}
 
 
@@ -368,10 +430,12 @@ def load(name, cache_dir=None):
 
 
 def _check_images(name, arrays):
+    shape = REGISTRY[name].image_shape
     for split in ("train", "test"):
         x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
-        if x.dtype != np.uint8 or x.ndim != 3 or x.shape[1:] != (28, 28):
-            raise ValueError(f"{name}: x_{split} should be (N, 28, 28) uint8, got {x.shape} {x.dtype}")
+        if x.dtype != np.uint8 or x.shape[1:] != shape:
+            raise ValueError(f"{name}: x_{split} should be (N, {', '.join(map(str, shape))}) uint8, "
+                             f"got {x.shape} {x.dtype}")
         if y.dtype != np.int64 or y.shape != (len(x),):
             raise ValueError(f"{name}: y_{split} should be ({len(x)},) int64, got {y.shape} {y.dtype}")
 
