@@ -1,4 +1,5 @@
 """Real Snakemake runs for the pipeline tests: a scratch copy of the workflow with one paper, and the command."""
+import csv
 import os
 import shutil
 import subprocess
@@ -50,3 +51,14 @@ def run_quick_pipeline(dest, paper, config):
     proc = snakemake(repo, "--cores", "2", "--config", config)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return repo
+
+
+def rendered_claims(repo, paper):
+    """The rows of a rendered quick-tier report's claims.csv, after checking the report has its four sections."""
+    report = repo / "reports" / paper / "quick"
+    text = (report / "report.md").read_text()
+    for section in ("## Claims", "## Figures", "## Deviations from the paper", "## Provenance"):
+        assert section in text
+    rows = list(csv.DictReader(open(report / "claims.csv")))
+    assert {r["status"] for r in rows} <= {"PASS", "FAIL", "NOT RUN"}
+    return rows

@@ -10,6 +10,8 @@ import pytest
 import torch
 from torch.autograd.functional import jacobian
 
+from flow_helpers import perturbed
+
 from shared.invertible import (ActNorm, AffineCoupling, ConvConditioner, Flow, InvertibleLinear, MLPConditioner,
                                Permutation, Squeeze, glow)
 
@@ -40,16 +42,7 @@ def _randn(*shape, seed, dtype=DT):
 
 
 def _perturb(module, scale=0.1, seed=123):
-    """Add N(0, scale^2) noise to every parameter (zero-initialised output layers included), mark every ActNorm
-    initialized (so nothing is re-fit from the next batch) and switch to eval."""
-    g = _gen(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    for m in module.modules():
-        if isinstance(m, ActNorm):
-            m.initialized.fill_(True)
-    return module.eval()
+    return perturbed(module, seed, scale)
 
 
 def _flow(name, modes, *, blocks=2, seed=0, dtype=DT):

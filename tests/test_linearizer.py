@@ -11,7 +11,9 @@ import copy
 import pytest
 import torch
 
-from shared.invertible import ActNorm, glow
+from flow_helpers import perturbed
+
+from shared.invertible import glow
 from shared.linearizer import InducedSpace, Linearizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -35,14 +37,7 @@ def _flow(shape, *, modes=0, seed=0, scale=0.1):
     torch.manual_seed(seed)
     flow = glow(shape[0], 2, 8 if image else 16, image=image, squeeze=image, modes=modes,
                 cond_dim=4 if modes else 0).to(DT)
-    g = _gen(1000 + seed)
-    with torch.no_grad():
-        for p in flow.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=g, dtype=DT))
-    for m in flow.modules():
-        if isinstance(m, ActNorm):
-            m.initialized.fill_(True)
-    return flow.eval()
+    return perturbed(flow, 1000 + seed, scale)
 
 
 def _shared_pair():

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from flow_helpers import perturbed
 from snakemake_helpers import copy_paper_repo, snakemake
 
 from shared.checkpoints import read_meta, save_models
@@ -80,15 +81,7 @@ def _rel(a, b):
 def _perturb(module, seed, scale=0.3):
     """Every parameter moved off its init (A_t ~ 0 and identity couplings at init), ActNorm marked fitted, eval,
     float64, frozen."""
-    module = module.to(F64)
-    g = _gen(1000 + seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=g, dtype=F64))
-    for m in module.modules():
-        if isinstance(m, ActNorm):
-            m.initialized.fill_(True)
-    return module.requires_grad_(False).eval()
+    return perturbed(module.to(F64), 1000 + seed, scale).requires_grad_(False)
 
 
 def _onestep(seed=0, shape=SHAPE, cfg=ONESTEP_CFG):
