@@ -1,0 +1,61 @@
+"""What this paper's analyses share: held-out activations, the trained autoencoders, held-out metrics."""
+import numpy as np
+import torch
+
+from shared.bae import BilinearAutoencoder
+from shared.checkpoints import load_state_dicts
+from shared.data import read_prepared
+from shared.sae import TopKSAE
+
+
+def load_split(path, split="test"):
+    """(unit-normalised activations, the file's other arrays) of one split."""
+    arrays, meta = read_prepared(path)
+    x = torch.from_numpy(arrays[f"x_{split}"]).double()
+    return x / x.norm(dim=1, keepdim=True), arrays, meta
+
+
+def build_bae(d, kind, expansion, bottleneck):
+    """n = expansion d latents; the mixing kinds get a bottleneck of bottleneck d (the released default: 2 d)."""
+    mixed = kind in ("mixed", "combined")
+    return BilinearAutoencoder(d, expansion * d, kind, bottleneck * d if mixed else None)
+
+
+def load_autoencoders(path):
+    """{name: model in float64, eval, frozen}, {name: run spec}, checkpoint metadata (safetensors: no pickle)."""
+    states, meta = load_state_dicts(path)
+    models, d = {}, meta["d"]
+    for run in meta["runs"]:
+        if run["model"] == "bae":
+            model = build_bae(d, run["kind"], meta["expansion"], meta["bottleneck"])
+        else:
+            model = TopKSAE(d, meta["topk_expansion"] * d, run["k"])
+        model.load_state_dict(states[run["name"]])
+        models[run["name"]] = model.double().eval().requires_grad_(False)
+    return models, {r["name"]: r for r in meta["runs"]}, meta
+
+
+def chunks(x, size):
+    """Held-out batches of the training batch size: Hoyer density depends on the number of tokens it spans."""
+    return [x[i:i + size] for i in range(0, len(x) - size + 1, size)]
+
+
+@torch.no_grad()
+def bae_metrics(model, x, batch_size):
+    """Held-out lifted error (all latents) and mean Hoyer density, averaged over batches."""
+    errors = [model.reconstruction_error(b).mean().item() for b in chunks(x, batch_size)]
+    density = [model.hoyer_density(model.latents(b)).mean().item() for b in chunks(x, batch_size)]
+    return float(np.mean(errors)), float(np.mean(density))
+
+
+@torch.no_grad()
+def topk_metrics(sae, x, batch_size):
+    """The TopK SAE's error in the same lifted space, exactly: ||x x^T - y y^T||_F^2 = 1 - 2 (x.y)^2 + |y|^4 for unit
+    x and reconstruction y (not the 2 eps - eps^2 approximation, which assumes y is a projection of x)."""
+    errors, density = [], []
+    for b in chunks(x, batch_size):
+        y = sae(b)
+        errors.append((1 - 2 * (b * y).sum(1) ** 2 + y.pow(2).sum(1) ** 2).mean().item())
+        z = sae.encode(b)
+        density.append(BilinearAutoencoder.hoyer_density(z).mean().item())
+    return float(np.mean(errors)), float(np.mean(density))
