@@ -17,9 +17,12 @@ def explicit_training_error(model, x):
     if not model.ordered:
         return model.explicit_error(x)
     c = model.coefficients(model.latents(x))
-    partial = torch.einsum("bj,jd,je->bjde", c, model.left, model.right).cumsum(1)  # (batch, prefix, d, d)
-    target = (x[:, :, None] * x[:, None, :])[:, None]
-    return (target - partial).pow(2).sum((-2, -1)).mean(1)
+    residual = x[:, :, None] * x[:, None, :]  # X - (the prefix's reconstruction), one rank-1 term at a time:
+    total = torch.zeros(len(x), dtype=x.dtype)  # (batch, d, d) memory at any n, also at the full tier's 16,384
+    for j in range(model.n):
+        residual = residual - c[:, j, None, None] * torch.outer(model.left[j], model.right[j])
+        total += residual.pow(2).sum((-2, -1))
+    return total / model.n
 
 
 def matched(curve_h, curve_e, h):
