@@ -9,15 +9,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def copy_paper_repo(dest, paper):
-    """Snakefile, the shared rules, the profiles and replications/<paper> only, under `dest`."""
+def copy_paper_repo(dest, *papers):
+    """Snakefile, the shared rules, the profiles and replications/<paper> of the papers named only, under `dest`
+    (several when one paper's pipeline consumes another's)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "Snakefile", dest / "Snakefile")
     shutil.copytree(ROOT / "shared" / "rules", dest / "shared" / "rules", ignore=ignore)
     shutil.copytree(ROOT / "profiles", dest / "profiles", ignore=ignore)
-    shutil.copytree(ROOT / "replications" / paper, dest / "replications" / paper, ignore=ignore)
+    for paper in papers:
+        shutil.copytree(ROOT / "replications" / paper, dest / "replications" / paper, ignore=ignore)
     return dest
+
+
+def config_args(config):
+    """`--config` values: one `paper={...}` string, or a list of them (one per paper)."""
+    return [config] if isinstance(config, str) else list(config)
 
 
 def snakemake(cwd, *args, env=None):
@@ -25,13 +32,15 @@ def snakemake(cwd, *args, env=None):
                           env={**os.environ, **(env or {})}, timeout=900)
 
 
-def assert_rerun_is_no_op_and_figure_edit_does_not_retrain(repo, config, plot_script, heavy_rules):
+def assert_rerun_is_no_op_and_figure_edit_does_not_retrain(repo, config, plot_script, heavy_rules, targets=()):
     """A second run plans nothing; a real edit of a figure script (Snakemake ignores a bare touch) replans only the
-    figure and report rules, none of `heavy_rules`."""
-    proc = snakemake(repo, "--cores", "2", "--config", config, "-n")
+    figure and report rules, none of `heavy_rules`. `config` as config_args takes it; `targets`: the rules or files
+    the run asked for (none: the default target)."""
+    args = ("--cores", "2", *targets, "--config", *config_args(config), "-n")
+    proc = snakemake(repo, *args)
     assert "Nothing to be done" in proc.stdout + proc.stderr
     plot_script.write_text(plot_script.read_text() + "# edited\n")
-    proc = snakemake(repo, "--cores", "2", "--config", config, "-n")
+    proc = snakemake(repo, *args)
     out = proc.stdout + proc.stderr
     assert "paper_figure" in out and "paper_report" in out
     for rule in heavy_rules:

@@ -2,7 +2,6 @@
 iterative solvers and against the classical RK4 formula, the two models, the checkpoint round trip, data
 preparation, the quality measures, and config errors caught before any job. Exactness checks run in float64 on
 small random models whose parameters are all pushed off their (near-identity, A_t ~ 0) init."""
-import importlib.util
 import json
 import math
 import sys
@@ -13,6 +12,7 @@ import pytest
 import torch
 import yaml
 from flow_helpers import perturbed
+from paper_modules import load_paper_modules
 from snakemake_helpers import copy_paper_repo, snakemake
 
 from shared.checkpoints import read_meta, save_models
@@ -23,37 +23,7 @@ from shared.linearizer import Linearizer
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "linearizer"
 # load order matters: common imports model, train imports common (by bare name, as the scripts run)
 _MODULES = ("model", "sampling", "quality", "common", "prepare_data", "train")
-
-
-def _load_paper_modules():
-    """The paper's modules under names of their own (linearizer_<name>). Its scripts import each other by bare
-    name (`from model import ...`), and other tests load other papers' model.py / common.py: the bare names are
-    bound to this paper's modules only while they load, then sys.modules is restored."""
-    saved = {name: sys.modules.get(name) for name in _MODULES}
-    before = set(sys.modules)
-    sys.path.insert(0, str(PAPER_DIR))  # for any other sibling a script imports by bare name
-    modules = {}
-    try:
-        for name in _MODULES:
-            spec = importlib.util.spec_from_file_location(f"linearizer_{name}", PAPER_DIR / f"{name}.py")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            modules[name] = module
-    finally:
-        sys.path.remove(str(PAPER_DIR))
-        for name in set(sys.modules) - before:  # siblings loaded by bare name: not left for other tests to find
-            if Path(getattr(sys.modules[name], "__file__", None) or "/").parent == PAPER_DIR:
-                del sys.modules[name]
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
-    return modules
-
-
-_mods = _load_paper_modules()
+_mods = load_paper_modules(PAPER_DIR, _MODULES)
 model_mod, sampling, quality, common, prepare_data, train = (_mods[n] for n in _MODULES)
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py

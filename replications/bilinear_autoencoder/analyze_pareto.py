@@ -18,7 +18,7 @@ def explicit_training_error(model, x):
         return model.explicit_error(x)
     c = model.coefficients(model.latents(x))
     residual = x[:, :, None] * x[:, None, :]  # X - (the prefix's reconstruction), one rank-1 term at a time:
-    total = torch.zeros(len(x), dtype=x.dtype)  # (batch, d, d) memory at any n, also at the full tier's 16,384
+    total = torch.zeros(len(x), dtype=x.dtype, device=x.device)  # (batch, d, d) memory at any n, also at the full tier's 16,384
     for j in range(model.n):
         residual = residual - c[:, j, None, None] * torch.outer(model.left[j], model.right[j])
         total += residual.pow(2).sum((-2, -1))

@@ -37,6 +37,8 @@ def load_autoencoders(path):
 
 def chunks(x, size):
     """Held-out batches of the training batch size: Hoyer density depends on the number of tokens it spans."""
+    if len(x) < size:
+        raise ValueError(f"the held-out split has {len(x)} samples, fewer than one batch of {size}")
     return [x[i:i + size] for i in range(0, len(x) - size + 1, size)]
 
 

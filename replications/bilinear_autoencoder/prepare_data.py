@@ -34,7 +34,7 @@ def main():
     args = parse_args("out")
     p = args.params  # {"name", "spec", "checkpoint"?, "images"?}
     spec = p["spec"]
-    if p["name"] == "planted":
+    if spec["source"] == "planted":
         arrays, meta = {}, {"components": json.dumps(layout(spec["counts"]))}
         for split, n, seed in (("train", spec["train"], spec["seed"]), ("test", spec["test"], spec["seed"] + 1)):
             x, amplitude, phase, blocks = generate(n, spec["d"], spec["counts"], spec["p_active"], spec["noise"],

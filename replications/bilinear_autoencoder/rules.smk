@@ -37,12 +37,17 @@ def bae_check_config(cfg):
         raise ConfigError(f"{where} 'analysis.prefix.ordered': {analysis['prefix']['ordered']!r} is not an ordered kind")
     if not analysis["manifold"]["model"].startswith(("mixed", "combined")):
         raise ConfigError(f"{where} 'analysis.manifold.model': {analysis['manifold']['model']!r} has no mixing matrix")
+    if analysis["prefix"]["chunks"] % 16:  # the prefix metrics read k = n/16, n/8, n/4 at chunk boundaries
+        raise ConfigError(f"{where} 'analysis.prefix.chunks': {analysis['prefix']['chunks']} must be a multiple of 16")
     if analysis["compare_kind"] not in cfg["kinds"]:
         raise ConfigError(f"{where} 'analysis.compare_kind': {analysis['compare_kind']!r} is not in 'kinds'")
     for name, spec in cfg["datasets"].items():
         if spec["source"] == "planted":
             counts = spec["counts"]
             used = 3 * (counts["circle"] + counts["triangle"] + counts["cluster"]) + counts["direction"]
+            if spec["test"] < analysis["batch_size"]:
+                raise ConfigError(f"{where} 'datasets.{name}.test': {spec['test']} is fewer than one held-out batch "
+                                  f"(analysis.batch_size = {analysis['batch_size']})")
             if used > spec["d"]:
                 raise ConfigError(f"{where} 'datasets.{name}.d': {spec['d']} is fewer than the {used} dimensions the components need")
 

@@ -45,7 +45,7 @@ def train_bae(acts, run, cfg, device):
         loss.backward()
         opt.step()
         schedule.step()
-        if (step + 1) % tcfg["log_every"] == 0:
+        if (step + 1) % tcfg["log_every"] == 0 or step + 1 == tcfg["steps"]:
             history.append({"step": step + 1, **{k: float(v) for k, v in parts.items()}})
     return model.cpu().eval().requires_grad_(False), history
 
