@@ -6,6 +6,8 @@ In those operations f is exactly linear, with matrix A in the coordinates g give
 over to f: composition (A2 A1), powers (A^n), the adjoint (A^T), the pseudo-inverse (A^+), the SVD and projections.
 Elements are batches shaped (batch, *shape); the matrix acts on the flattened g-coordinates (column convention).
 """
+import math
+
 import torch
 
 
@@ -24,10 +26,7 @@ class InducedSpace:
 
     @property
     def dim(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     def encode(self, x):
         """Coordinates g(x), flattened to (batch, dim)."""

@@ -12,7 +12,7 @@ def load_split(path, split="test"):
     """(unit-normalised activations, the file's other arrays) of one split."""
     arrays, meta = read_prepared(path)
     x = torch.from_numpy(arrays[f"x_{split}"]).double()
-    return x / x.norm(dim=1, keepdim=True), arrays, meta
+    return BilinearAutoencoder.normalize(x), arrays, meta
 
 
 def build_bae(d, kind, expansion, bottleneck):

@@ -9,6 +9,7 @@ import time
 import torch
 from common import build_bae
 
+from shared.bae import BilinearAutoencoder
 from shared.checkpoints import save_models
 from shared.data import read_prepared
 from shared.files import write_json
@@ -16,10 +17,6 @@ from shared.muon import Muon
 from shared.runtime import describe, generator, pick_device, seed_everything
 from shared.sae import train_sae
 from shared.scripts import parse_args
-
-
-def unit(a):
-    return a / a.norm(dim=1, keepdim=True)
 
 
 def optimizer(model, tcfg):
@@ -62,7 +59,7 @@ def main():
         print(run["name"], histories[run["name"]][-1], flush=True)
     topk = p["topk"]
     for k in topk["ks"]:
-        sae, info = train_sae(unit(acts), topk["expansion"] * acts.shape[1], k, topk["steps"], topk["batch_size"],
+        sae, info = train_sae(BilinearAutoencoder.normalize(acts), topk["expansion"] * acts.shape[1], k, topk["steps"], topk["batch_size"],
                               topk["lr"], topk["seed"], device, progress=False)
         models[f"topk{k}"], histories[f"topk{k}"] = sae.cpu(), info["history"]
         print(f"topk{k}", info["history"][-1], flush=True)
