@@ -1,17 +1,19 @@
-# Top-level workflow: every folder in replications/ with a rules.smk is a paper and joins the DAG.
+# Top-level workflow. Every folder of replications/ with a rules.smk is a paper and joins the DAG:
 #   snakemake --cores 2                 quick tier of every paper, then reports/index.md
-#   snakemake --cores 2 bilinear_mlp    one paper by name
+#   snakemake --cores 2 bilinear_mlp    one paper by name (only it, and the papers it needs, are parsed)
 #   snakemake --profile profiles/full   paper-scale settings (GPU recommended)
-#   snakemake --cores 2 benchmarks      speed ratios measured on this machine -> reports/benchmarks.json
+#   snakemake --cores 2 benchmarks      speed and platform ratios measured on this machine -> reports/benchmarks.json
+# Each paper is a Snakemake module with a namespace of its own: its rules are named <paper>_<rule>, its globals
+# are invisible to every other paper, and it reaches its validated config as `P` (shared/pipeline/paper.py).
 import sys
-from pathlib import Path
 
-from shared.workflow import discover_papers, validate_tier
+from shared.pipeline.config import validate_tier
+from shared.pipeline.paper import LOCAL_RULES, discover_papers, load_papers, papers_named_by
 
-PY = sys.executable  # shell rules run the interpreter Snakemake runs under, never whatever `python` is on PATH
 TIER = validate_tier(config.get("tier", "quick"))
-PAPERS = discover_papers(Path(workflow.basedir) / "replications")
-BENCHMARKS = []  # each paper's rules.smk appends the benchmark files it can produce
+ALL_PAPERS = discover_papers(Path(workflow.basedir) / "replications")
+# only the papers the targets name (and those they need) are parsed; no target, or a target over all, parses all
+PAPERS = load_papers(papers_named_by(sys.argv, ALL_PAPERS) or ALL_PAPERS, TIER, config, config.get("accelerator"))
 
 wildcard_constraints:
     dataset=r"[a-z0-9_]+",
@@ -20,14 +22,25 @@ wildcard_constraints:
 rule all:
     default_target: True
     input:
-        [f"reports/{paper}/{TIER}/report.md" for paper in PAPERS],
+        [f"{P.reports}/report.md" for P in PAPERS.values()],
         "reports/index.md",
 
 
-include: "shared/rules/data.smk"
-include: "shared/rules/common.smk"
+include: "shared/pipeline/rules/data.smk"
+include: "shared/pipeline/rules/common.smk"
 
 
-for paper in PAPERS:
+# Snakemake's `module` / `use rule * from <paper> as <paper>_*`, written as the calls they compile to, because the
+# set of papers is discovered rather than listed (see `snakemake --print-compilation`).
+for name, P in PAPERS.items():
+    workflow.module(f"{name}_shared", snakefile="shared/pipeline/rules/paper.smk", config={"paper": P})
+    workflow.userule(rules=["*"], from_module=f"{name}_shared", name_modifier=f"{name}_*")(lambda: None)
+    workflow.module(name, snakefile=f"replications/{name}/rules.smk", config={"paper": P})
+    workflow.userule(rules=["*"], from_module=name, name_modifier=f"{name}_*")(lambda: None)
+    workflow.localrules(*(f"{name}_{rule}" for rule in LOCAL_RULES))
 
-    include: f"replications/{paper}/rules.smk"
+    rule:
+        name:
+            name
+        input:
+            f"{P.reports}/report.md",

@@ -2,7 +2,7 @@
 inversion or linearity check on it proves little; these move every parameter off its init first."""
 import torch
 
-from shared.invertible import ActNorm
+from shared.nn.invertible import ActNorm
 
 
 def perturbed(module, seed, scale):

@@ -49,7 +49,7 @@ def assert_rerun_is_no_op_and_figure_edit_does_not_retrain(repo, config, plot_sc
 
 def check_claims_exit_code(repo, rows):
     """`replicate check-claims` exits 1 exactly when a claim of `rows` (the tier's claims.csv) FAILs."""
-    proc = subprocess.run([sys.executable, "-m", "shared.cli", "check-claims", "--tier", "quick"], cwd=repo,
+    proc = subprocess.run([sys.executable, "-m", "shared.pipeline.cli", "check-claims", "--tier", "quick"], cwd=repo,
                           capture_output=True, text=True)
     assert proc.returncode == (1 if any(r["status"] == "FAIL" for r in rows) else 0), proc.stdout + proc.stderr
 

@@ -1,4 +1,4 @@
-"""Identities of shared.analysis in float64 on random weights (Sharkey 2023; Pearce et al. 2025, sections 2-3)."""
+"""Identities of shared.nn.bilinear_analysis in float64 on random weights (Sharkey 2023; Pearce et al. 2025, sections 2-3)."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from shared import analysis
-from shared.layers import Bilinear
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.bilinear import Bilinear
 
 F64 = torch.float64
 REL = 1e-12  # relative tolerance for exact identities in float64

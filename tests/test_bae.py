@@ -1,8 +1,8 @@
-"""shared.bae: closed-form lifted errors against the explicit d x d computation, density, and the manifold analysis."""
+"""shared.nn.bae: closed-form lifted errors against the explicit d x d computation, density, and the manifold analysis."""
 import pytest
 import torch
 
-from shared.bae import (
+from shared.nn.bae import (
     KINDS,
     BilinearAutoencoder,
     composite_form,

@@ -15,10 +15,10 @@ from paper_modules import load_paper_modules
 from snakemake_helpers import copy_paper_repo, snakemake
 from torch import nn
 
-from shared.bae import KINDS, BilinearAutoencoder, composite_form, mixing_gram, top_subspace
-from shared.checkpoints import save_models
 from shared.data import read_prepared, write_safetensors
-from shared.sae import TopKSAE
+from shared.io.checkpoints import save_models
+from shared.nn.bae import KINDS, BilinearAutoencoder, composite_form, mixing_gram, top_subspace
+from shared.nn.sae import TopKSAE
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "bilinear_autoencoder"
 # load order matters: prepare_data imports planted, the analyses import common (by bare name, as the scripts run)

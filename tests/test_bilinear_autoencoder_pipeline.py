@@ -17,9 +17,9 @@ from snakemake_helpers import (
     snakemake,
 )
 
-from shared.checkpoints import load_state_dicts
 from shared.data import read_prepared
-from shared.workflow import deep_merge
+from shared.io.checkpoints import load_state_dicts
+from shared.pipeline.config import deep_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "replications" / "bilinear_autoencoder"

@@ -8,8 +8,8 @@ import yaml
 from snakemake_helpers import (
     assert_rerun_is_no_op_and_figure_edit_does_not_retrain,
     check_claims_exit_code,
-    rendered_claims,
     copy_paper_repo,
+    rendered_claims,
     run_quick_pipeline,
     snakemake,
 )

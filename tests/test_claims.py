@@ -1,11 +1,11 @@
-"""Scoring and validation of claims.yaml (shared.claims), on real files in tmp_path."""
+"""Scoring and validation of claims.yaml (shared.pipeline.claims), on real files in tmp_path."""
 import json
 import math
 
 import pytest
 import yaml
 
-from shared.claims import (
+from shared.pipeline.claims import (
     FAIL,
     NOT_RUN,
     PASS,

@@ -1,4 +1,4 @@
-"""shared.workflow (tiers, overrides, schema validation, hashing), shared.grid and shared.runtime.pick_device,
+"""shared.pipeline.config (tiers, overrides, schema validation, hashing), shared.pipeline.grid and shared.io.runtime.pick_device,
 against the real replications/bilinear_mlp config and schema."""
 import copy
 from pathlib import Path
@@ -7,9 +7,9 @@ import pytest
 import torch
 import yaml
 
-from shared.grid import expand_runs
-from shared.runtime import pick_device
-from shared.workflow import TIERS, ConfigError, config_hash, deep_merge, load_paper_config, validate_tier
+from shared.io.runtime import pick_device
+from shared.pipeline.config import TIERS, ConfigError, config_hash, deep_merge, load_paper_config, validate_tier
+from shared.pipeline.grid import expand_runs
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "bilinear_mlp"
 RAW = yaml.safe_load((PAPER_DIR / "config.yaml").read_text())

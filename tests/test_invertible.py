@@ -1,4 +1,4 @@
-"""shared.invertible: exact inverses, log-determinants against autograd Jacobians, per-layer contracts, modes.
+"""shared.nn.invertible: exact inverses, log-determinants against autograd Jacobians, per-layer contracts, modes.
 
 Float64 throughout (except the float32 test). Fresh flows are close to the identity (zero-initialised output
 convolutions, uninitialised ActNorm), so most checks first push every parameter away from its init: an inversion
@@ -8,12 +8,20 @@ import copy
 
 import pytest
 import torch
+from shared.nn.invertible import perturbed
 from torch.autograd.functional import jacobian
 
-from flow_helpers import perturbed
-
-from shared.invertible import (ActNorm, AffineCoupling, ConvConditioner, Flow, InvertibleLinear, MLPConditioner,
-                               Permutation, Squeeze, glow)
+from shared.nn.invertible import (
+    ActNorm,
+    AffineCoupling,
+    ConvConditioner,
+    Flow,
+    InvertibleLinear,
+    MLPConditioner,
+    Permutation,
+    Squeeze,
+    glow,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

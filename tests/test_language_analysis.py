@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from shared import analysis
-from shared.lm_training import (LMSchedule, document_starts, fixed_windows, linear_lr, random_windows, train_lm,
-                                windows_at)
-from shared.runtime import generator
-from shared.sae import TopKSAE
-from shared.transformer import Transformer
+from shared import stats
+from shared.io.runtime import generator
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.sae import TopKSAE
+from shared.nn.transformer import Transformer
+from shared.train.language_model import LMSchedule, document_starts, fixed_windows, random_windows, train_lm, windows_at
+from shared.train.schedules import linear_lr
 
 F64 = torch.float64
 REL = 1e-12
@@ -93,7 +94,7 @@ def test_pearson_matches_numpy():
     import numpy as np
 
     a, b = torch.randn(50, dtype=F64), torch.randn(50, dtype=F64)
-    assert analysis.pearson(a, b) == pytest.approx(np.corrcoef(a.numpy(), b.numpy())[0, 1], abs=1e-12)
+    assert stats.pearson(a, b) == pytest.approx(np.corrcoef(a.numpy(), b.numpy())[0, 1], abs=1e-12)
 
 
 # ---------------------------------------------------------------- training loop
@@ -159,6 +160,6 @@ def test_constant_approximation_correlates_zero_and_constant_target_is_refused()
     x[:, 0] = 1.0  # the top eigenvector sees the same value on every token
     y = torch.randn(20, dtype=F64)
     assert analysis.low_rank_correlations(vals, vecs, x, y, [1])[0] == 0.0
-    assert math.isnan(analysis.pearson(torch.ones(5, dtype=F64), torch.randn(5, dtype=F64)))
+    assert math.isnan(stats.pearson(torch.ones(5, dtype=F64), torch.randn(5, dtype=F64)))
     with pytest.raises(ValueError, match="constant"):
         analysis.low_rank_correlations(vals, vecs, x, torch.ones(20, dtype=F64), [1])

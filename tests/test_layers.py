@@ -1,10 +1,10 @@
-"""shared.layers against their formulas, written out by hand (float64 reference checks)."""
+"""shared.nn.bilinear against their formulas, written out by hand (float64 reference checks)."""
 import math
 
 import pytest
 import torch
 
-from shared.layers import GATES, ActivationMLP, Bilinear, BilinearMLP, RMSNorm
+from shared.nn.bilinear import GATES, ActivationMLP, Bilinear, BilinearMLP, RMSNorm
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 

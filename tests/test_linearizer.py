@@ -1,4 +1,4 @@
-"""shared.linearizer: the induced vector space is a vector space, f = g_out^-1(A g_in(.)) is linear in it, and the
+"""shared.nn.linearizer: the induced vector space is a vector space, f = g_out^-1(A g_in(.)) is linear in it, and the
 linear algebra on A (compose, power, transpose, pinv, svd, projector) carries over to f as maps on elements.
 
 All flows are random Glow flows with every parameter pushed away from its (near-identity) init, in float64; a
@@ -10,11 +10,10 @@ import copy
 
 import pytest
 import torch
+from shared.nn.invertible import perturbed
 
-from flow_helpers import perturbed
-
-from shared.invertible import glow
-from shared.linearizer import InducedSpace, Linearizer
+from shared.nn.invertible import glow
+from shared.nn.linearizer import InducedSpace, Linearizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from flow_helpers import perturbed
+from shared.nn.invertible import perturbed
 from paper_modules import load_paper_modules
 from snakemake_helpers import copy_paper_repo, snakemake
 
-from shared.checkpoints import read_meta, save_models
 from shared.data import read_prepared, write_safetensors
-from shared.invertible import ActNorm
-from shared.linearizer import Linearizer
+from shared.io.checkpoints import read_meta, save_models
+from shared.nn.invertible import ActNorm
+from shared.nn.linearizer import Linearizer
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "linearizer"
 # load order matters: common imports model, train imports common (by bare name, as the scripts run)

@@ -1,8 +1,8 @@
-"""shared.muon: the Newton-Schulz orthogonalisation and the Muon step, written out by hand."""
+"""shared.train.muon: the Newton-Schulz orthogonalisation and the Muon step, written out by hand."""
 import pytest
 import torch
 
-from shared.muon import Muon, newton_schulz
+from shared.train.muon import Muon, newton_schulz
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,10 +1,10 @@
-"""shared.recurrent.BilinearRNN against its formulas, written out by hand (float64 reference checks)."""
+"""shared.nn.recurrent.BilinearRNN against its formulas, written out by hand (float64 reference checks)."""
 import math
 
 import pytest
 import torch
 
-from shared.recurrent import VARIANTS, BilinearRNN
+from shared.nn.recurrent import VARIANTS, BilinearRNN
 
 D, H, T = 3, 6, 7
 RANK, BLOCK = 3, 2

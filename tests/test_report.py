@@ -7,8 +7,8 @@ import sys
 import pytest
 import yaml
 
-from shared import cli
-from shared.report import index, render
+from shared.pipeline import cli
+from shared.pipeline.report import index, render
 
 CLAIMS = {
     "paper": "toy",
@@ -61,7 +61,7 @@ def render_tier(root, tier):
 
 
 def run_cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "shared.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "shared.pipeline.cli", *args], cwd=cwd, capture_output=True, text=True)
 
 
 def test_render_writes_report_csv_and_provenance(project):
@@ -96,7 +96,7 @@ def test_render_writes_report_csv_and_provenance(project):
 def test_full_tier_has_no_quick_disclaimer_and_render_cli_works(project):
     out = project / "reports" / "toy" / "full"
     done = subprocess.run(
-        [sys.executable, "-m", "shared.report", "render", "--paper", "toy", "--tier", "full",
+        [sys.executable, "-m", "shared.pipeline.report", "render", "--paper", "toy", "--tier", "full",
          "--paper-dir", "replications/toy", "--metrics", "results/full/metrics/acc.json", "results/full/metrics/spectra.json",
          "--figures", "reports/toy/full/figures/loss.png", "--out-dir", "reports/toy/full"],
         cwd=project, capture_output=True, text=True)

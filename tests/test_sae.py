@@ -1,8 +1,9 @@
-"""shared.sae: the TopK SAE's definition (App G.3) and its training on planted sparse features."""
+"""shared.nn.sae: the TopK SAE's definition (App G.3) and its training on planted sparse features."""
 import pytest
 import torch
 
-from shared.sae import TopKSAE, normalized_mse, train_sae
+from shared.nn.sae import TopKSAE, normalized_mse
+from shared.train.sae import train_sae
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 

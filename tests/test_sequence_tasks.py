@@ -1,11 +1,21 @@
-"""shared.sequence_tasks: the task automata against their definitions, and the seeded samplers."""
+"""shared.data.sequence_tasks: the task automata against their definitions, and the seeded samplers."""
 import numpy as np
 import pytest
 import torch
 
-from shared.runtime import generator
-from shared.sequence_tasks import (KINDS, OPS, Task, is_commutative, make_task, parse_task, reachable, run_dfa,
-                                   sample, train_length)
+from shared.data.sequence_tasks import (
+    KINDS,
+    OPS,
+    Task,
+    is_commutative,
+    make_task,
+    parse_task,
+    reachable,
+    run_dfa,
+    sample,
+    train_length,
+)
+from shared.io.runtime import generator
 
 
 def _run_by_hand(table, tokens):

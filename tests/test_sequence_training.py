@@ -1,4 +1,4 @@
-"""shared.sequence_training and shared.stacked with the bilinear_rnn paper's StateTracker (CPU, tiny runs)."""
+"""shared.train.sequences and shared.train.stacked with the bilinear_rnn paper's StateTracker (CPU, tiny runs)."""
 import copy
 import importlib.util
 import sys
@@ -8,10 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from shared.runtime import generator, seed_everything
-from shared.sequence_tasks import parse_task, sample
-from shared.sequence_training import Schedule, SeqRun, accuracy_by_position, cosine_lr, train_runs
-from shared.stacked import Stack
+from shared.data.sequence_tasks import parse_task, sample
+from shared.io.runtime import generator, seed_everything
+from shared.train.schedules import cosine_lr
+from shared.train.sequences import SeqRun, StepSchedule, accuracy_by_position, train_runs
+from shared.train.stacked import Stack
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "bilinear_rnn"
 
@@ -57,7 +58,7 @@ def _runs(seeds, task=TASK):
 
 def _train(variant, seeds, stacked=True, steps=STEPS):
     models = _models(variant, seeds)
-    schedule = Schedule(steps=steps, log_every=10, progress=False)
+    schedule = StepSchedule(steps=steps, log_every=10, progress=False)
     history = train_runs(models, _runs(seeds), schedule, CPU, stacked=stacked)
     return models, history
 
@@ -110,14 +111,14 @@ def test_run_does_not_depend_on_its_neighbours():
 
 def test_runs_must_match_models():
     with pytest.raises(ValueError, match="same runs"):
-        train_runs(_models("full", [0, 1]), _runs([0, 2]), Schedule(steps=1, progress=False), CPU)
+        train_runs(_models("full", [0, 1]), _runs([0, 2]), StepSchedule(steps=1, progress=False), CPU)
 
 
 def test_cosine_lr_schedule():
-    s = Schedule(steps=100, lr=0.1, min_lr_ratio=0.01)
-    assert cosine_lr(s, 0) == pytest.approx(0.1)
-    assert cosine_lr(s, 50) == pytest.approx(0.001 + 0.099 * 0.5)
-    assert cosine_lr(s, 100) == pytest.approx(0.001)
+    s = StepSchedule(steps=100, lr=0.1, min_lr_ratio=0.01)
+    assert cosine_lr(s.lr, 0, s.steps, s.min_lr_ratio) == pytest.approx(0.1)
+    assert cosine_lr(s.lr, 50, s.steps, s.min_lr_ratio) == pytest.approx(0.001 + 0.099 * 0.5)
+    assert cosine_lr(s.lr, 100, s.steps, s.min_lr_ratio) == pytest.approx(0.001)
 
 
 # ---------------------------------------------------------------- Stack

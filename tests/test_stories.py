@@ -1,4 +1,4 @@
-"""shared.stories (the planted negation circuit, the word tokenizer) and the text datasets of shared.data."""
+"""shared.data.stories (the planted negation circuit, the word tokenizer) and the text datasets of shared.data."""
 import dataclasses
 import hashlib
 import json
@@ -12,8 +12,16 @@ from test_data import clean_env, server  # noqa: F401  (fixtures: a real HTTP se
 
 from shared import data
 from shared.data import Dataset, DatasetUnavailable, RemoteFile
-from shared.stories import (BOS, EOS, NEGATION_PROBABILITY, UNK, WORD_CLASSES, WordTokenizer, encode_stories,
-                            generate_stories)
+from shared.data.stories import (
+    BOS,
+    EOS,
+    NEGATION_PROBABILITY,
+    UNK,
+    WORD_CLASSES,
+    WordTokenizer,
+    encode_stories,
+    generate_stories,
+)
 
 N_STORIES = 5000
 CLASS_OF = {word: name for name, words in WORD_CLASSES.items() for word in words}

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from shared.claims import load_claims
-from shared.cli import PLACEHOLDER, TEMPLATE_DIR
-from shared.workflow import TIERS, load_paper_config
+from shared.pipeline.claims import load_claims
+from shared.pipeline.cli import PLACEHOLDER, TEMPLATE_DIR
+from shared.pipeline.config import TIERS, load_paper_config
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "demo_paper"
 RULES = [NAME, f"{NAME}_data", f"{NAME}_train", f"{NAME}_analyze"]  # defined in the paper's rules.smk
-SHARED_RULES = ["paper_config", "paper_figure", "paper_report"]  # shared/rules/common.smk, used by every paper
+SHARED_RULES = ["paper_config", "paper_figure", "paper_report"]  # shared/pipeline/rules/common.smk, used by every paper
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 
@@ -31,7 +31,7 @@ def repo(tmp_path_factory):
         shutil.copy2(ROOT / name, root / name)
     shutil.copytree(ROOT / "shared", root / "shared", ignore=IGNORE)
     (root / "replications").mkdir()
-    done = run(["-m", "shared.cli", "new-paper", NAME, "--root", str(root)], cwd=root)
+    done = run(["-m", "shared.pipeline.cli", "new-paper", NAME, "--root", str(root)], cwd=root)
     assert done.returncode == 0, done.stderr
     return root
 

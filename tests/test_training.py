@@ -1,4 +1,4 @@
-"""shared.training and shared.checkpoints on small synthetic data with the paper's ImageClassifier (CPU)."""
+"""shared.train.supervised and shared.io.checkpoints on small synthetic data with the paper's ImageClassifier (CPU)."""
 import importlib.util
 import json
 import pickle
@@ -12,12 +12,13 @@ import safetensors.torch
 import torch
 import torch.nn.functional as F
 
-import shared.checkpoints as checkpoints
-import shared.files as files
-import shared.training as training
-from shared.checkpoints import load_state_dicts, read_meta, save_models
-from shared.runtime import generator, seed_everything
-from shared.training import Run, Schedule, cosine_lr, evaluate, noise_seed, order_seed, train
+import shared.io.checkpoints as checkpoints
+import shared.io.files as files
+import shared.train.supervised as training
+from shared.io.checkpoints import load_state_dicts, read_meta, save_models
+from shared.io.runtime import generator, seed_everything
+from shared.train.schedules import cosine_lr
+from shared.train.supervised import EpochSchedule, Run, evaluate, noise_seed, order_seed, train
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "replications" / "bilinear_mlp"
 CPU = torch.device("cpu")
@@ -54,7 +55,7 @@ def build(seed, d_hidden=16, layer="bilinear", bias=False):
 
 
 def schedule(**kw):
-    return Schedule(**{"epochs": 3, "batch_size": 64, "lr": 1e-2, "progress": False, **kw})
+    return EpochSchedule(**{"epochs": 3, "batch_size": 64, "lr": 1e-2, "progress": False, **kw})
 
 
 def strip_timing(history):

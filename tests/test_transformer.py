@@ -1,11 +1,11 @@
-"""shared.transformer against its formulas: the paper's block written out by hand (float64), rotary embeddings,
+"""shared.nn.transformer against its formulas: the paper's block written out by hand (float64), rotary embeddings,
 causality, the MLP hooks and the paper model's size."""
 import math
 
 import pytest
 import torch
 
-from shared.transformer import MLP_GATES, Transformer, apply_rotary, rotary_tables
+from shared.nn.transformer import MLP_GATES, Transformer, apply_rotary, rotary_tables
 
 TOL = dict(rtol=1e-10, atol=1e-10)
 SMALL = dict(d_model=16, d_hidden=24, n_head=2, n_layer=3, n_ctx=12)

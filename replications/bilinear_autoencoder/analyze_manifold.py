@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from common import load_autoencoders, load_split
 
-from shared.bae import composite_form, mixing_gram, top_subspace
-from shared.scripts import parse_args, write_metrics
+from shared.nn.bae import composite_form, mixing_gram, top_subspace
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def correlations(f, targets):

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from common import bae_metrics, load_autoencoders, load_split, topk_metrics
 
-from shared.scripts import parse_args, write_metrics
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def explicit_training_error(model, x):

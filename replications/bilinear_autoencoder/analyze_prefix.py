@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from common import load_autoencoders, load_split
 
-from shared.scripts import parse_args, write_metrics
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 @torch.no_grad()

@@ -2,10 +2,10 @@
 import numpy as np
 import torch
 
-from shared.bae import BilinearAutoencoder
-from shared.checkpoints import load_state_dicts
 from shared.data import read_prepared
-from shared.sae import TopKSAE
+from shared.io.checkpoints import load_state_dicts
+from shared.nn.bae import BilinearAutoencoder
+from shared.nn.sae import TopKSAE
 
 
 def load_split(path, split="test"):

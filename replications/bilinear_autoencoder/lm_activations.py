@@ -7,8 +7,8 @@ import numpy as np
 import torch
 
 from shared.data import write_safetensors
-from shared.runtime import pick_device
-from shared.scripts import parse_args
+from shared.io.runtime import pick_device
+from shared.pipeline.scripts import parse_args
 
 
 def residual_stream(model_name, layer, tokens, context, skip_docs, device):

@@ -1,7 +1,7 @@
 """The mixing Gram matrix |G| between latents assigned to a component (planted) or digit (MNIST), sorted by label."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 labels = arrays["gram_labels"]

@@ -2,7 +2,7 @@
 component's composite quadratic form, coloured by the planted phase."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 names = sorted(key.removesuffix("_xy") for key in arrays if key.endswith("_xy"))

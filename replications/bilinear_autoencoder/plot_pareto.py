@@ -1,7 +1,7 @@
 """Error against density: one line per bilinear autoencoder kind over the Hoyer penalty alpha, TopK SAEs as crosses."""
 from matplotlib.ticker import FormatStrFormatter, LogLocator
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 kinds = [k for k in ("vanilla", "ordered", "mixed", "combined") if f"{k}_error" in arrays]

@@ -1,5 +1,5 @@
 """Held-out lifted error of the first k latents: ordered, vanilla in index order, vanilla reordered by an oracle."""
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 curves = [("ordered", "ordered"), ("vanilla", "vanilla (index order)"),

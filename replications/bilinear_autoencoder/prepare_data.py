@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from planted import generate, layout
 
-from shared.checkpoints import load_state_dicts
 from shared.data import read_prepared, write_safetensors
-from shared.scripts import parse_args
+from shared.io.checkpoints import load_state_dicts
+from shared.pipeline.scripts import parse_args
 
 
 def flagship_activations(checkpoint, images, run):

@@ -2,11 +2,11 @@
 # Stages: activations (planted manifolds; the flagship bilinear_mlp's trained MNIST classifier, read from its
 # checkpoint; or a language model's residual stream at the full tier) -> train (every kind x sparsity penalty with
 # Muon, plus TopK SAEs) -> analyses (held-out Pareto and the closed form; prefix ordering; manifolds from the
-# weights) -> figures -> report (the figure and report rules are shared: shared/rules/common.smk).
+# weights) -> figures -> report (the figure and report rules are shared: shared/pipeline/rules/common.smk).
 # Globals carry the BAE prefix: every paper's rules.smk shares one namespace.
 import json
 
-from shared.workflow import ConfigError, load_paper_config
+from shared.pipeline.config import ConfigError, load_paper_config
 
 BAE = "replications/bilinear_autoencoder"
 BAE_CFG = load_paper_config(BAE, TIER, config.get("bilinear_autoencoder"))

@@ -9,14 +9,14 @@ import time
 import torch
 from common import build_bae
 
-from shared.bae import BilinearAutoencoder
-from shared.checkpoints import save_models
 from shared.data import read_prepared
-from shared.files import write_json
-from shared.muon import Muon
-from shared.runtime import describe, generator, pick_device, seed_everything
-from shared.sae import train_sae
-from shared.scripts import parse_args
+from shared.io.checkpoints import save_models
+from shared.io.files import write_json
+from shared.io.runtime import describe, generator, pick_device, seed_everything
+from shared.nn.bae import BilinearAutoencoder
+from shared.pipeline.scripts import parse_args
+from shared.train.muon import Muon
+from shared.train.sae import train_sae
 
 
 def optimizer(model, tcfg):

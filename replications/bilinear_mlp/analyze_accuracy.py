@@ -1,6 +1,6 @@
 """Test accuracy of bilinear vs ReGLU vs ReLU layers at equal width, and with vs without biases (A3, A5)."""
-from shared.files import read_json
-from shared.scripts import parse_args, write_metrics
+from shared.io.files import read_json
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def main():

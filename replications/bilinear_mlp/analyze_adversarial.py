@@ -14,9 +14,9 @@ import torch
 from analyze_noise import rare_pixel_mask
 from common import load_images, load_models
 
-from shared import analysis
-from shared.runtime import generator
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def pinv_masks(model, keys_per_class):

@@ -8,8 +8,9 @@ An axis's effect on a metric is its range along that axis, averaged over the oth
 import numpy as np
 from common import load_models
 
-from shared import analysis
-from shared.scripts import parse_args, spearman, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
+from shared.stats import spearman
 
 
 def main():

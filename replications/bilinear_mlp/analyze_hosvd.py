@@ -7,8 +7,8 @@ arbitrary, relative signs are not).
 
 from common import load_models
 
-from shared import analysis
-from shared.scripts import parse_args, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def main():

@@ -5,8 +5,8 @@ Each metric is a relative error max|a - b| / max|b| over a batch of test inputs 
 import torch
 from common import load_images, load_models
 
-from shared import analysis
-from shared.scripts import parse_args, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def rel_err(a, b):

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 from language import build_lm, load_tokens
 
-from shared.files import read_json
-from shared.lm_training import random_windows
-from shared.runtime import generator
-from shared.scripts import parse_args, write_metrics
+from shared.io.files import read_json
+from shared.io.runtime import generator
+from shared.pipeline.scripts import parse_args, write_metrics
+from shared.train.language_model import random_windows
 
 
 def step_seconds(specs, train_tokens, batch_size, rounds, steps):

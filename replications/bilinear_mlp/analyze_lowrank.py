@@ -11,9 +11,9 @@ import torch
 from language import eval_activations, load_analysed
 from language_features import active_tokens, feature_interactions, studied_latents
 
-from shared import analysis
-from shared.runtime import pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import pick_device
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def main():

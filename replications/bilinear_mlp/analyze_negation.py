@@ -19,14 +19,21 @@
 """
 import numpy as np
 import torch
-from language import (annotate_events, eval_activations, eval_positions, eval_starts, load_analysed,
-                      reaction_accuracy, reaction_ids)
+from language import (
+    annotate_events,
+    eval_activations,
+    eval_positions,
+    eval_starts,
+    load_analysed,
+    reaction_accuracy,
+    reaction_ids,
+)
 from language_features import active_tokens, feature_interactions, readout_direction, studied_latents
 
-from shared import analysis
-from shared.lm_training import windows_at
-from shared.runtime import pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import pick_device
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
+from shared.train.language_model import windows_at
 
 SPECIFIC = 0.8  # a latent is specific to a side when >= 80% of its (relevant) activation mass is on it
 

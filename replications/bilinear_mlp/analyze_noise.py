@@ -6,9 +6,10 @@ whose mean training value is below `rare_pixel_threshold` (the outer edge); mean
 import numpy as np
 from common import load_images, load_models
 
-from shared import analysis
-from shared.files import read_json
-from shared.scripts import parse_args, spearman, write_metrics
+from shared.io.files import read_json
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
+from shared.stats import spearman
 
 
 def rare_pixel_mask(x_train, threshold):

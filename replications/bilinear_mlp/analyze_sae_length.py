@@ -7,10 +7,10 @@ import numpy as np
 from language import eval_activations, load_lm, load_sae, load_tokens
 from language_features import active_tokens, feature_interactions, studied_latents
 
-from shared import analysis
-from shared.sae import normalized_mse
-from shared.runtime import pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import pick_device
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.sae import normalized_mse
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def main():

@@ -10,8 +10,9 @@ import numpy as np
 import torch
 from common import load_models
 
-from shared import analysis
-from shared.scripts import parse_args, spearman, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
+from shared.stats import spearman
 
 
 def pair_similarity(vecs_by_seed, pairs):

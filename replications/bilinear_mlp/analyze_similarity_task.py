@@ -13,8 +13,8 @@ drawn; v[d] weighs the constant. Fixed before the run:
 import torch
 from common import load_images, load_models
 
-from shared import analysis
-from shared.scripts import parse_args, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 SHOWN = 3  # eigenvectors drawn from each end of the spectrum
 DIRECTIONS = {"true_minus_false": (-1.0, 1.0), "true": (0.0, 1.0)}  # classes: 0 = False, 1 = True

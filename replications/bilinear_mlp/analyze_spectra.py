@@ -8,8 +8,8 @@ Proxies for 'the top positive eigenvector is specific to its class' (I1), fixed 
 import torch
 from common import load_images, load_models
 
-from shared import analysis
-from shared.scripts import parse_args, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 

@@ -6,8 +6,8 @@ import numpy as np
 import torch
 from common import load_images, load_models
 
-from shared import analysis
-from shared.scripts import parse_args, write_metrics
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 @torch.no_grad()

@@ -12,10 +12,10 @@ import time
 import torch
 from model import ImageClassifier
 
-from shared.benchmarking import matmul_peak, synchronizer
-from shared.files import write_json
-from shared.runtime import describe, pick_device, seed_everything
-from shared.training import Run, Schedule, train
+from shared.io.files import write_json
+from shared.io.runtime import describe, pick_device, seed_everything
+from shared.pipeline.benchmarking import matmul_peak, synchronizer
+from shared.train.supervised import EpochSchedule, Run, train
 
 
 def step_flops(d_in, d, n_classes, batch):
@@ -51,13 +51,13 @@ def main():
 
     peak, rates = matmul_peak(device, sync, [(batch, 784, 512), (batch, 512, 1024), (2048, 2048, 2048)])
     models = build_models([("d512", 512, 0)])
-    hist = train(models, [Run("d512", 0, 0.5, 1.0)], data, Schedule(args.epochs, batch, progress=False), device)
+    hist = train(models, [Run("d512", 0, 0.5, 1.0)], data, EpochSchedule(args.epochs, batch, progress=False), device)
     step_s = min(h["epoch_seconds"] for h in hist["d512"]) / steps
     achieved = step_flops(784, 512, 10, batch) / step_s
 
     grid = [(f"d{d}_s{s}", d, s) for d in (30, 50, 100) for s in range(5)]
     runs = [Run(name, s, 0.4, 1.0) for name, _, s in grid]
-    schedule = Schedule(args.epochs, batch, progress=False, eval_every=args.epochs)
+    schedule = EpochSchedule(args.epochs, batch, progress=False, eval_every=args.epochs)
 
     def batched():
         models = build_models(grid)

@@ -11,10 +11,10 @@ import json
 import torch
 from language import build_lm, load_tokens
 
-from shared.benchmarking import best_seconds, matmul_peak, synchronizer
-from shared.files import write_json
-from shared.lm_training import random_windows
-from shared.runtime import describe, generator, pick_device
+from shared.io.files import write_json
+from shared.io.runtime import describe, generator, pick_device
+from shared.pipeline.benchmarking import best_seconds, matmul_peak, synchronizer
+from shared.train.language_model import random_windows
 
 
 def main():

@@ -3,8 +3,8 @@ import model
 import target_task
 import torch
 
-from shared import scripts
 from shared.data import read_prepared
+from shared.pipeline import scripts
 
 
 def load_images(path, task=None):

@@ -4,12 +4,12 @@ from types import SimpleNamespace
 
 import torch
 
-from shared.checkpoints import load_state_dicts
 from shared.data import read_prepared
-from shared.lm_training import document_starts, mlp_activations, windows_at
-from shared.sae import TopKSAE
-from shared.stories import BOS, WORD_CLASSES, WordTokenizer
-from shared.transformer import Transformer
+from shared.data.stories import BOS, WORD_CLASSES, WordTokenizer
+from shared.io.checkpoints import load_state_dicts
+from shared.nn.sae import TopKSAE
+from shared.nn.transformer import Transformer
+from shared.train.language_model import document_starts, mlp_activations, windows_at
 
 
 def load_tokens(path):

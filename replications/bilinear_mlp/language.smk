@@ -2,7 +2,7 @@
 # TopK SAEs on one layer's MLP input and output, and the weight-based analyses of its output features.
 # Stages: data -> train_lm (one job per MLP) -> train_sae (one job per SAE) -> analyze -> figures -> report.
 # Included by rules.smk, which defines BMLP, BMLP_CFG, BMLP_RES, BMLP_REP.
-from shared.workflow import ConfigError
+from shared.pipeline.config import ConfigError
 
 BMLP_LM = BMLP_CFG["language"]
 BMLP_LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three

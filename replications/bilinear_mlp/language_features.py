@@ -1,7 +1,7 @@
 """Output features of the bilinear MLP read through its weights (section 3.1, 5): one interaction matrix per
 output-SAE latent, in the MLP's input space, computed in float64 in chunks so paper-size SAEs fit in memory."""
 
-from shared import analysis
+from shared.nn import bilinear_analysis as analysis
 
 
 def mlp_weights(lm, layer):

@@ -9,8 +9,8 @@ elementwise baseline relu(W z).
 import torch
 from torch import nn
 
-from shared import analysis
-from shared.layers import Bilinear
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.bilinear import Bilinear
 
 LAYERS = ("bilinear", "reglu", "relu")
 

@@ -1,6 +1,6 @@
 """Fig 7: accuracy and 'misclassified as the target digit' vs mask strength, for the pseudo-inverse mask (noise
 model) and the edge mask (clean model), each against its random baseline; and one example mask."""
-from shared.plots import figure_args, save, show_vector, subplots
+from shared.pipeline.plots import figure_args, save, show_vector, subplots
 
 args, arrays = figure_args()
 s = arrays["strengths"]

@@ -1,5 +1,5 @@
 """Fig 2 / App A: the top positive and top negative eigenvector of every class, projected to pixels."""
-from shared.plots import figure_args, save, show_vector, subplots
+from shared.pipeline.plots import figure_args, save, show_vector, subplots
 
 args, arrays = figure_args()
 pos, neg, vals = arrays["top_positive"], arrays["top_negative"], arrays["signed_vals"]

@@ -1,7 +1,7 @@
 """The toy Boolean task (tutorial 0, App L): the interaction matrix of every output (one pair of inputs each)."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 pairs = arrays["pairs"]

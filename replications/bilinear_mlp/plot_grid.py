@@ -1,5 +1,5 @@
 """App E / Fig 19: effective rank of the eigenvalues and pixel count of the top eigenvectors over the grid."""
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 wds, sigmas = arrays["wds"], arrays["sigmas"]

@@ -2,7 +2,7 @@
 and the leading eigenvectors of each direction's interaction matrix."""
 import numpy as np
 
-from shared.plots import figure_args, save, show_vector, subplots
+from shared.pipeline.plots import figure_args, save, show_vector, subplots
 
 args, arrays = figure_args()
 s, u, vecs, vals = arrays["singular_values"], arrays["contributions"], arrays["eigvecs"], arrays["eigvals"]

@@ -1,5 +1,5 @@
 """App I: validation loss of the same transformer with bilinear, ReGLU and SwiGLU MLPs, by step and by time."""
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 names = [str(n) for n in arrays["names"]]

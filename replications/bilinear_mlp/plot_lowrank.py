@@ -2,7 +2,7 @@
 distribution of per-feature correlations at k = 2."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 ks, corrs = arrays["ks"], arrays["corrs"]

@@ -2,7 +2,7 @@
 interactions in the input-SAE basis (named from data), and its top activations."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 fig, axes = subplots(1, 3, size=4.0)

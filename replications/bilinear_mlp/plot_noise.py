@@ -1,6 +1,6 @@
 """Fig 4: digit 0's top positive eigenvector at each training-noise level, with test accuracy, and the
 share of eigenvector mass on rarely active pixels."""
-from shared.plots import figure_args, save, show_vector, subplots
+from shared.pipeline.plots import figure_args, save, show_vector, subplots
 
 args, arrays = figure_args()
 sigmas, accs, masses, ranks = arrays["sigmas"], arrays["accs"], arrays["masses"], arrays["ranks"]

@@ -1,5 +1,5 @@
 """App H: SAEs trained 2x longer each: mean rank-2 correlation rises, reconstruction error and dead latents."""
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 fig, axes = subplots(1, 1, size=4.2)

@@ -2,7 +2,7 @@
 positive first) and as the authors' code computes it (self-pairs included, most negative eigenvectors)."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 sizes, corrected, paper = arrays["sizes"], arrays["corrected"], arrays["paper_code"]

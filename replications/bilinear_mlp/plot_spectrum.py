@@ -1,7 +1,7 @@
 """Fig 3: the 20 most positive and 20 most negative eigenvalues of each class."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 vals = arrays["signed_vals"]  # (classes, d), most positive first

@@ -2,7 +2,7 @@
 projected to pixels, beside the target."""
 import numpy as np
 
-from shared.plots import figure_args, plt, save, show_vector
+from shared.pipeline.plots import figure_args, plt, save, show_vector
 
 args, arrays = figure_args()
 key = "true_minus_false"

@@ -1,5 +1,5 @@
 """Fig 5B / App F: test error when each class keeps only its top-k eigenvectors, per width (band: seed range)."""
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 ks, sizes, trunc, full = arrays["ks"], arrays["sizes"], arrays["trunc"], arrays["full"]

@@ -1,9 +1,9 @@
 # Bilinear MLPs (Pearce et al., ICLR 2025) and the bilinear-layer note (Sharkey, 2023).
 # Stages: data -> train (one batched run per experiment) -> analyze -> figures -> report
-# (the data, figure and report rules are shared: shared/rules/).
+# (the data, figure and report rules are shared: shared/pipeline/rules/).
 import json
 
-from shared.workflow import load_paper_config, path_args
+from shared.pipeline.config import load_paper_config, path_args
 
 BMLP = "replications/bilinear_mlp"
 BMLP_CFG = load_paper_config(BMLP, TIER, config.get("bilinear_mlp"))

@@ -2,7 +2,7 @@
 them in one job (seconds on a CPU).
 
 n Boolean features, each on with probability p; one output per pair (i < j) of a binary gate; model
-head(left(x) * right(x)) (shared.layers.Bilinear and a Linear head), MSE, Adam with coupled L2 weight decay, cosine
+head(left(x) * right(x)) (shared.nn.bilinear.Bilinear and a Linear head), MSE, Adam with coupled L2 weight decay, cosine
 schedule stepped per step, a fresh batch each step from a seeded generator.
 
 Analysis in float64. With biases, the layer and head act on x' = [x, 1] (dossier section 3 item 10: the constant
@@ -17,10 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from shared import analysis
-from shared.layers import Bilinear
-from shared.runtime import generator, seed_everything
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator, seed_everything
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.bilinear import Bilinear
+from shared.pipeline.scripts import parse_args, write_metrics
 
 GATES = {
     "and": lambda a, b: a & b,

@@ -4,13 +4,13 @@ import time
 from common import load_images
 from model import build
 
-from shared.checkpoints import save_models
-from shared.files import write_json
-from shared.grid import expand_runs
-from shared.provenance import collect
-from shared.runtime import describe, pick_device, seed_everything
-from shared.scripts import parse_args
-from shared.training import Run, Schedule, train
+from shared.io.checkpoints import save_models
+from shared.io.files import write_json
+from shared.io.runtime import describe, pick_device, seed_everything
+from shared.pipeline.grid import expand_runs
+from shared.pipeline.provenance import collect
+from shared.pipeline.scripts import parse_args
+from shared.train.supervised import EpochSchedule, Run, train
 
 
 def main():
@@ -31,7 +31,7 @@ def main():
         seed_everything(spec["seed"])  # init depends only on the run's seed, not on its neighbours in the batch
         models[spec["name"]] = build(spec)
     runs = [Run(s["name"], s["seed"], s["noise_std_abs"], s["weight_decay"]) for s in specs]
-    schedule = Schedule(epochs=p["spec"]["epochs"], batch_size=p["spec"]["batch_size"], lr=p["lr"])
+    schedule = EpochSchedule(epochs=p["spec"]["epochs"], batch_size=p["spec"]["batch_size"], lr=p["lr"])
     device = pick_device(p["device"])
     t0 = time.perf_counter()
     history = train(models, runs, data, schedule, device)

@@ -3,12 +3,12 @@ import time
 
 from language import build_lm, load_tokens
 
-from shared.checkpoints import save_models
-from shared.files import write_json
-from shared.lm_training import LMSchedule, fixed_windows, train_lm
-from shared.provenance import collect
-from shared.runtime import describe, pick_device, seed_everything
-from shared.scripts import parse_args
+from shared.io.checkpoints import save_models
+from shared.io.files import write_json
+from shared.io.runtime import describe, pick_device, seed_everything
+from shared.pipeline.provenance import collect
+from shared.pipeline.scripts import parse_args
+from shared.train.language_model import LMSchedule, fixed_windows, train_lm
 
 
 def main():

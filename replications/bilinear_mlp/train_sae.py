@@ -5,12 +5,12 @@ length times the rule's multiplier (App H: each SAE of the sweep trains twice as
 """
 from language import load_lm, load_tokens
 
-from shared.checkpoints import save_models
-from shared.lm_training import mlp_activations, random_windows
-from shared.provenance import collect
-from shared.runtime import describe, generator, pick_device
-from shared.sae import train_sae
-from shared.scripts import parse_args
+from shared.io.checkpoints import save_models
+from shared.io.runtime import describe, generator, pick_device
+from shared.pipeline.provenance import collect
+from shared.pipeline.scripts import parse_args
+from shared.train.language_model import mlp_activations, random_windows
+from shared.train.sae import train_sae
 
 
 def main():

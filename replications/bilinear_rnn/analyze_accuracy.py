@@ -9,8 +9,8 @@ import statistics
 import numpy as np
 import yaml
 
-from shared.files import read_json
-from shared.scripts import parse_args, write_metrics
+from shared.io.files import read_json
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def per_seed(runs, task, key):

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from common import load_models, read_test_sets
 
-from shared.scripts import parse_args, write_metrics
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def visited_basis(model, tokens, positions, tol):

@@ -1,4 +1,4 @@
-"""Speed of training many small runs stacked (shared.stacked: one set of kernels for all) against one after
+"""Speed of training many small runs stacked (shared.train.stacked: one set of kernels for all) against one after
 another, measured in the same process on the same runs, with the trained weights compared.
 
     python replications/bilinear_rnn/benchmark.py --out results/benchmarks/bilinear_rnn.json [--device auto]
@@ -12,11 +12,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model import build  # noqa: E402
 
-from shared.files import write_json  # noqa: E402
-from shared.provenance import collect  # noqa: E402
-from shared.runtime import describe, pick_device, seed_everything  # noqa: E402
-from shared.sequence_tasks import parse_task  # noqa: E402
-from shared.sequence_training import Schedule, SeqRun, timed, train_runs  # noqa: E402
+from shared.data.sequence_tasks import parse_task  # noqa: E402
+from shared.io.files import write_json  # noqa: E402
+from shared.io.runtime import describe, pick_device, seed_everything  # noqa: E402
+from shared.pipeline.provenance import collect  # noqa: E402
+from shared.train.sequences import SeqRun, StepSchedule, timed, train_runs  # noqa: E402
 
 CASES = [  # (variant spec, task, seeds): the shapes of the quick tier's experiments
     ({"model": "full"}, "modadd5", 8),
@@ -41,11 +41,11 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)  # as the quick tier trains: one thread per training job
     device = pick_device(args.device)
-    schedule = Schedule(steps=args.steps, progress=False)
+    schedule = StepSchedule(steps=args.steps, progress=False)
     results = []
     for spec, task_name, seeds in CASES:
         task = parse_task(task_name)
-        timed(train_runs, *fresh(spec, task, 2), Schedule(steps=20, progress=False), device, device=device)  # warm-up
+        timed(train_runs, *fresh(spec, task, 2), StepSchedule(steps=20, progress=False), device, device=device)  # warm-up
         one_by_one, _ = fresh(spec, task, seeds)
         stacked, runs = fresh(spec, task, seeds)
         _, t_seq = timed(train_runs, one_by_one, runs, schedule, device, stacked=False, device=device)

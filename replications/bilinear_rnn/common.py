@@ -5,8 +5,8 @@ import model
 import torch
 from safetensors.torch import load_file, safe_open
 
-from shared import scripts
-from shared.sequence_tasks import Task
+from shared.data.sequence_tasks import Task
+from shared.pipeline import scripts
 
 
 def run_specs(experiment, cfg):

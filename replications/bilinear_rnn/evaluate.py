@@ -9,9 +9,9 @@ normalization), because their exact function and these two differ.
 import torch
 from common import load_models, majority_rate, normalize, read_test_sets
 
-from shared.files import write_json
-from shared.scripts import parse_args
-from shared.sequence_training import accuracy_by_position
+from shared.io.files import write_json
+from shared.pipeline.scripts import parse_args
+from shared.train.sequences import accuracy_by_position
 
 
 def main():

@@ -9,8 +9,8 @@ when such a unit exists: probability 1 - 2^-H. Computed in log space, so length 
 import numpy as np
 import torch
 
-from shared.runtime import generator
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def features(a0, a1, n0, n1):

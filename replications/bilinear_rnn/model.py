@@ -1,6 +1,6 @@
 """Models of "Revisiting Bi-Linear State Transitions in Recurrent Neural Networks" (Ebrahimi & Memisevic, 2025).
 
-    StateTracker   one-hot token x_t -> h_t = A(x_t) h_{t-1} (shared.recurrent.BilinearRNN) -> logits W u_t + c,
+    StateTracker   one-hot token x_t -> h_t = A(x_t) h_{t-1} (shared.nn.recurrent.BilinearRNN) -> logits W u_t + c,
                    u_t = h_t / |h_t|: a prediction of the automaton's state after every token
     LSTMTracker    embedding -> LSTM -> linear readout                                    (baseline)
     Transformer    embedding + sinusoidal positions -> causal pre-norm encoder -> readout   (baseline)
@@ -15,7 +15,7 @@ import math
 import torch
 from torch import nn
 
-from shared.recurrent import BilinearRNN
+from shared.nn.recurrent import BilinearRNN
 
 BASELINES = ("lstm", "transformer", "mamba")
 

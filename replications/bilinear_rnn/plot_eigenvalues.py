@@ -2,7 +2,7 @@
 complex plane, one panel per token, with rays at the multiples of 2 pi / m labelled by the multiple."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 eigvals, m = arrays["eigvals"], int(arrays["m"])

@@ -1,7 +1,7 @@
 """Prop. 3: success rate of frozen random +-1 diagonal transitions with a trained readout, against 1 - 2^-H."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 fig, axes = subplots(1, 2, size=3.6)

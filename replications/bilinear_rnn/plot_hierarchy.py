@@ -1,8 +1,8 @@
 """The variant x task table of out-of-distribution accuracy (length 500, best seed): this run beside the paper's."""
-from matplotlib import colormaps
 import numpy as np
+from matplotlib import colormaps
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 exps, tasks = [str(e) for e in arrays["table_experiments"]], [str(t) for t in arrays["table_tasks"]]

@@ -1,7 +1,7 @@
 """Chance-normalized accuracy against test length, one panel per task, one line per experiment and seed."""
 from matplotlib import colormaps
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 lengths = arrays["lengths"]

@@ -9,10 +9,10 @@ import zlib
 
 from safetensors.torch import save_file
 
-from shared.files import atomic_path
-from shared.runtime import generator
-from shared.scripts import parse_args
-from shared.sequence_tasks import is_commutative, parse_task, sample
+from shared.data.sequence_tasks import is_commutative, parse_task, sample
+from shared.io.files import atomic_path
+from shared.io.runtime import generator
+from shared.pipeline.scripts import parse_args
 
 
 def main():

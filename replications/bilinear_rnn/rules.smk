@@ -1,11 +1,11 @@
 # Revisiting Bi-Linear State Transitions in Recurrent Neural Networks (Ebrahimi & Memisevic, NeurIPS 2025).
 # Stages: data (task automata + fixed test sets) -> train (one batched run per experiment) -> evaluate across
 # lengths -> analyses (accuracy table, eigenvalues of the weights, Prop. 3) -> figures -> report
-# (the figure and report rules are shared: shared/rules/common.smk). Globals carry the BRNN prefix: every paper's
+# (the figure and report rules are shared: shared/pipeline/rules/common.smk). Globals carry the BRNN prefix: every paper's
 # rules.smk shares one namespace.
 import json
 
-from shared.workflow import ConfigError, load_paper_config
+from shared.pipeline.config import ConfigError, load_paper_config
 
 BRNN = "replications/bilinear_rnn"
 BRNN_CFG = load_paper_config(BRNN, TIER, config.get("bilinear_rnn"))

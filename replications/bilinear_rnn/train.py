@@ -1,6 +1,6 @@
 """Train every run of one experiment (tasks x seeds x learning rates); write one checkpoint and its history.
 
-Runs with the same task shape and learning rate train stacked in one process (shared.stacked), each with its
+Runs with the same task shape and learning rate train stacked in one process (shared.train.stacked), each with its
 own seed-fixed init and data stream, so its numbers are those of training it alone.
 """
 import time
@@ -8,12 +8,12 @@ import time
 from common import read_tasks, run_specs, with_task_shape
 from model import build, stackable
 
-from shared.checkpoints import save_models
-from shared.files import write_json
-from shared.provenance import collect
-from shared.runtime import describe, pick_device, seed_everything
-from shared.scripts import parse_args
-from shared.sequence_training import Schedule, SeqRun, train_runs
+from shared.io.checkpoints import save_models
+from shared.io.files import write_json
+from shared.io.runtime import describe, pick_device, seed_everything
+from shared.pipeline.provenance import collect
+from shared.pipeline.scripts import parse_args
+from shared.train.sequences import SeqRun, StepSchedule, train_runs
 
 
 def main():
@@ -32,7 +32,7 @@ def main():
         groups.setdefault((spec["vocab"], spec["n_states"], spec["lr"]), []).append(spec)
     history, timings = {}, []
     for (vocab, n_states, lr), members in groups.items():
-        schedule = Schedule(steps=steps, lr=lr, **cfg["schedule"])
+        schedule = StepSchedule(steps=steps, lr=lr, **cfg["schedule"])
         runs = [SeqRun(s["name"], s["seed"], tasks[s["task"]]) for s in members]
         t0 = time.perf_counter()
         history.update(train_runs({s["name"]: models[s["name"]] for s in members}, runs, schedule, device,
@@ -40,7 +40,7 @@ def main():
         timings.append({"runs": [s["name"] for s in members], "seconds": time.perf_counter() - t0,
                         "stacked": stackable(members[0])})
     wall = sum(t["seconds"] for t in timings)
-    tokens = Schedule(steps=steps, **cfg["schedule"]).expected_tokens(len(specs))
+    tokens = StepSchedule(steps=steps, **cfg["schedule"]).expected_tokens(len(specs))
     meta = {"experiment": experiment, "runs": specs, "device": describe(device), "wall_seconds": wall,
             "groups": timings, "tokens_per_second": tokens / wall, "steps": steps,
             "provenance": collect(config=cfg, seeds=sorted({s["seed"] for s in specs}), device=describe(device))}

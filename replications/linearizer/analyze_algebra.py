@@ -10,9 +10,9 @@ import torch
 from common import as_float, load_data, load_model, relative_errors, spread, summary
 from sampling import collapse, one_step_generator
 
-from shared.linearizer import Linearizer
-from shared.runtime import generator, pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator, pick_device
+from shared.nn.linearizer import Linearizer
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def scalar_errors(a, b):

@@ -10,8 +10,8 @@ from common import as_float, load_data, load_model, psnr, relative_errors, sprea
 from quality import PixelPCA, energy_distance, frechet
 from sampling import collapse, many_steps, one_step_generator
 
-from shared.runtime import generator, pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator, pick_device
+from shared.pipeline.scripts import parse_args, write_metrics
 
 PRECISIONS = {"fp32": torch.float32, "fp64": torch.float64}
 

@@ -7,9 +7,9 @@ import torch
 from common import as_float, load_data, load_model, relative_errors, spread, summary
 from quality import PixelPCA, frechet
 
-from shared.linearizer import Linearizer
-from shared.runtime import generator, pick_device
-from shared.scripts import parse_args, write_metrics
+from shared.io.runtime import generator, pick_device
+from shared.nn.linearizer import Linearizer
+from shared.pipeline.scripts import parse_args, write_metrics
 
 
 def inputs(x_test, shape, count, rng):

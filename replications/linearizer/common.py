@@ -6,8 +6,8 @@ import numpy as np
 import torch
 from model import OneStepModel, ProjectiveModel
 
-from shared.checkpoints import load_state_dicts
 from shared.data import read_prepared
+from shared.io.checkpoints import load_state_dicts
 
 MODELS = {"onestep": OneStepModel, "projective": ProjectiveModel}
 

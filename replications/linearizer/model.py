@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from shared.invertible import glow
-from shared.linearizer import InducedSpace, Linearizer
+from shared.nn.invertible import glow
+from shared.nn.linearizer import InducedSpace, Linearizer
 
 NOISE, DATA = 0, 1  # the shared flow's two modes
 

@@ -2,7 +2,7 @@
 on a log10 axis, with the controls (ordinary + and *, and a map that is not a Linearizer) that must fail."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 precisions = {"fp64": 2.2e-16, "fp32": 1.2e-7}

@@ -3,7 +3,7 @@ digits, the input, f(x), f(f(x)), and |f(f(x)) - f(x)| divided by its largest en
 import numpy as np
 from images import as_images, show_row
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 families = ["data", "gaussian", "uniform", "inverted"]

@@ -3,7 +3,7 @@ released code's one-step 'rk' matrix and the A = I control, then held-out images
 regenerated. One row each, the first 16 elements."""
 from images import as_images, show_row
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 rows = [

@@ -3,7 +3,7 @@
 import numpy as np
 from images import as_images, show_row
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 plus, minus = (as_images(arrays[k], arrays.get("shape")) for k in ("singular_plus", "singular_minus"))

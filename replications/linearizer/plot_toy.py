@@ -2,7 +2,7 @@
 a Gaussian fitted to the data, one scatter panel each on the same axes."""
 import numpy as np
 
-from shared.plots import figure_args, save, subplots
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 panels = [

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
 from shared.data import read_prepared, write_safetensors
-from shared.scripts import parse_args
+from shared.pipeline.scripts import parse_args
+
 
 def eight_gaussians(n, seed, radius, std):
     rng = np.random.default_rng(seed)

@@ -1,12 +1,12 @@
 # Who Said Neural Networks Aren't Linear? (the Linearizer; Berman, Hallak, Shocher, arXiv 2510.08570).
 # Stages: data (generated, scikit-learn's digits, or a registry download) -> train (one job per model: one-step
 # flow matching or the projective model) -> analyses (one-step vs many-step sampling, inversion, SVD; exactness of
-# the algebra; idempotency) -> figures -> report (the figure and report rules are shared: shared/rules/common.smk).
+# the algebra; idempotency) -> figures -> report (the figure and report rules are shared: shared/pipeline/rules/common.smk).
 # Globals carry the LIN prefix: every paper's rules.smk shares one namespace.
 import json
 
 from shared.data import REGISTRY
-from shared.workflow import ConfigError, load_paper_config
+from shared.pipeline.config import ConfigError, load_paper_config
 
 LIN = "replications/linearizer"
 LIN_CFG = load_paper_config(LIN, TIER, config.get("linearizer"))

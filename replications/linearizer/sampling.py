@@ -14,7 +14,7 @@ Step matrices:
 """
 import torch
 
-from shared.linearizer import Linearizer
+from shared.nn.linearizer import Linearizer
 
 METHODS = ("euler", "rk4", "released_rk")
 

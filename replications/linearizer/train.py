@@ -8,11 +8,11 @@ import time
 import torch
 from common import as_float, build, load_data
 
-from shared.checkpoints import save_models
-from shared.files import write_json
-from shared.provenance import collect
-from shared.runtime import describe, generator, pick_device, seed_everything
-from shared.scripts import parse_args
+from shared.io.checkpoints import save_models
+from shared.io.files import write_json
+from shared.io.runtime import describe, generator, pick_device, seed_everything
+from shared.pipeline.provenance import collect
+from shared.pipeline.scripts import parse_args
 
 
 def batch_losses(model, kind, x1, rng, sigma, device):

@@ -7,11 +7,12 @@ import statistics
 
 import numpy as np
 import torch
-from common import load_data, load_models
 
-from shared.files import read_json
-from shared.scripts import parse_args, write_metrics
-from shared.training import evaluate
+from shared.io.files import read_json
+from shared.pipeline.run import start_run, write_metrics
+from shared.train.supervised import evaluate
+
+from .common import load_data, load_models
 
 
 def rel_err(a, b):
@@ -19,8 +20,8 @@ def rel_err(a, b):
 
 
 def main():
-    args = parse_args("checkpoint", "history", "data", "metrics", "arrays")
-    p = args.params  # the `analysis` section of config.yaml
+    run = start_run("checkpoint", "history", "data", "metrics", "arrays")
+    args, p = run.args, run.params  # the `analysis` section of config.yaml
     models, _, meta = load_models(args.checkpoint)
     data = load_data(args.data)
     history = read_json(args.history)["history"]

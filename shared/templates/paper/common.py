@@ -1,9 +1,10 @@
 """What this paper's scripts share: the prepared data as tensors, and the trained models."""
-import model
 import torch
 
-from shared import scripts
 from shared.data import read_prepared
+from shared.pipeline.run import load_models as load_checkpoint
+
+from .model import build
 
 
 def load_data(path):
@@ -17,4 +18,4 @@ def load_data(path):
 
 def load_models(path):
     """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return scripts.load_models(path, model.build)
+    return load_checkpoint(path, build)

@@ -1,6 +1,6 @@
 """The model of __PAPER__: a small bilinear classifier (replace it with the paper's model).
 
-    logits = U g(E x),   g = bilinear layer (W z + b1) * (V z + b2)      (shared.layers.Bilinear)
+    logits = U g(E x),   g = bilinear layer (W z + b1) * (V z + b2)      (shared.nn.bilinear.Bilinear)
 
 Because g is bilinear, the logits are an exact quadratic form of z = E x: logit_c = z'^T B[c] z' with
 B[c] = sum_h U[c, h] W[h] (x) V[h] and z' = [z, 1] when the layer has biases. `tensor` returns B, so the
@@ -9,8 +9,8 @@ analysis can check that identity on the trained weights.
 import torch
 from torch import nn
 
-from shared import analysis
-from shared.layers import Bilinear
+from shared.nn import bilinear_analysis as analysis
+from shared.nn.bilinear import Bilinear
 
 
 class BilinearClassifier(nn.Module):

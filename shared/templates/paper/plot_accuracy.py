@@ -1,5 +1,5 @@
 """Test accuracy per epoch, one curve per trained model (arrays written by analyze.py)."""
-from shared.plots import figure_args, plot_curves
+from shared.pipeline.plots import figure_args, plot_curves
 
 args, arrays = figure_args()
 plot_curves(arrays, args.out, title=args.title)

@@ -3,14 +3,12 @@
 scikit-learn's bundled 8x8 digits ship inside the package (installed with mlxtend), so nothing is downloaded.
 The split is by position within each class, never by RNG, so it does not depend on a seed.
 """
-import argparse
-import json
-
 import numpy as np
 from safetensors.numpy import save_file
 from sklearn.datasets import load_digits
 
-from shared.files import atomic_path
+from shared.io.files import atomic_path
+from shared.pipeline.run import start_run
 
 
 def split_by_class(x, y, test_fraction):
@@ -25,16 +23,14 @@ def split_by_class(x, y, test_fraction):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--params", type=json.loads, required=True)  # {"dataset": ..., "test_fraction": ...}
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    if args.params["dataset"] != "digits":
-        raise SystemExit(f"unknown dataset {args.params['dataset']!r}")
+    run = start_run("out")
+    args = run.args  # params: {"dataset": ..., "test_fraction": ...}
+    if run.params["dataset"] != "digits":
+        raise SystemExit(f"unknown dataset {run.params['dataset']!r}")
     digits = load_digits()
     x = (digits.data / 16.0).astype(np.float32)  # 16 grey levels -> [0, 1]
-    arrays = split_by_class(x, digits.target.astype(np.int64), args.params["test_fraction"])
-    meta = {"dataset": "digits", "source": "sklearn.datasets.load_digits", "test_fraction": str(args.params["test_fraction"])}
+    arrays = split_by_class(x, digits.target.astype(np.int64), run.params["test_fraction"])
+    meta = {"dataset": "digits", "source": "sklearn.datasets.load_digits", "test_fraction": str(run.params["test_fraction"])}
     with atomic_path(args.out) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(tmp), metadata=meta)
     print({k: v.shape for k, v in arrays.items()})

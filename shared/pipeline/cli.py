@@ -1,0 +1,111 @@
+"""`replicate`: the command line of the monorepo (also `python -m shared.pipeline.cli`).
+
+    replicate check-claims [--tier quick] [--reports reports] [PAPER ...]   exit 0 ok, 1 a FAIL, 2 no results
+    replicate index [--reports reports] [--out reports/index.md] [--replications replications]
+    replicate new-paper NAME [--root .]
+"""
+import argparse
+import keyword
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from shared.io.files import atomic_path, write_text
+from shared.pipeline import report
+from shared.pipeline.claims import FAIL, counts
+from shared.pipeline.tiers import TIERS
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates" / "paper"
+PLACEHOLDER = "__PAPER__"
+
+
+def check_claims(tier="quick", reports_dir="reports", papers=()):
+    """Print the FAILs of `tier`; return 2 if a paper has no results, 1 if a claim FAILs, else 0."""
+    reports_dir = Path(reports_dir)
+    papers = list(papers) or sorted(p.parent.parent.name for p in reports_dir.glob(f"*/{tier}/claims.csv"))
+    if not papers:
+        print(f"no results for tier {tier!r} under {reports_dir}/", file=sys.stderr)
+        return 2
+    missing, fails, totals = [], [], {"PASS": 0, "FAIL": 0, "NOT RUN": 0}
+    for paper in papers:
+        path = reports_dir / paper / tier / "claims.csv"
+        if not path.is_file():
+            missing.append(paper)
+            continue
+        rows = report.read_csv(path)
+        fails += [(paper, row) for row in rows if row["status"] == FAIL]
+        for status, n in counts(rows).items():
+            totals[status] += n
+    if fails:
+        print(_fail_table(fails))
+    print(f"{tier}: {totals['PASS']} PASS, {totals['FAIL']} FAIL, {totals['NOT RUN']} NOT RUN "
+          f"in {len(papers) - len(missing)} paper(s)")
+    for paper in missing:
+        print(f"{paper}: no results for tier {tier!r} ({reports_dir / paper / tier / 'claims.csv'} missing)",
+              file=sys.stderr)
+    # Missing results outrank FAILs: an incomplete check must not look like a clean one.
+    return 2 if missing else 1 if fails else 0
+
+
+def _fail_table(fails):
+    rows = [("paper", "claim", "reproduced", "expected", "reason")]
+    rows += [(paper, r["id"], r["reproduced"], r["expected"], r["reason"]) for paper, r in fails]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)) + "  " + row[4] for row in rows)
+
+
+def new_paper(name, root="."):
+    """Copy the paper template to <root>/replications/<name>, replacing __PAPER__ in names and text."""
+    if not (name.isascii() and name.isidentifier() and name == name.lower() and not keyword.iskeyword(name)):
+        raise SystemExit(f"replicate new-paper: {name!r} is not a lowercase Python identifier (e.g. bilinear_mlp)")
+    target = Path(root) / "replications" / name
+    if target.exists():
+        raise SystemExit(f"replicate new-paper: {target} already exists; refusing to overwrite it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Build beside the target and rename at the end, so a failure never leaves a half-made paper.
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}."))
+    try:
+        for src in sorted(TEMPLATE_DIR.rglob("*")):
+            if "__pycache__" in src.parts:
+                continue
+            dest = staging / str(src.relative_to(TEMPLATE_DIR)).replace(PLACEHOLDER, name)
+            if src.is_dir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            try:
+                write_text(dest, src.read_text().replace(PLACEHOLDER, name))
+            except UnicodeDecodeError:  # binary file: copy untouched
+                with atomic_path(dest) as tmp:
+                    shutil.copyfile(src, tmp)
+            shutil.copymode(src, dest)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    print(f"created {target}")
+    return target
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="replicate", description="Replications of papers on neural-network layers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check-claims", help="exit 1 if any claim of the tier FAILs, 2 if results are missing")
+    check.add_argument("--tier", default="quick", choices=TIERS)
+    check.add_argument("--reports", default="reports")
+    check.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper with results")
+    report.add_index_arguments(sub.add_parser("index", help="write reports/index.md and merged claims.csv files"))
+    new = sub.add_parser("new-paper", help="start replications/NAME from the template")
+    new.add_argument("name", metavar="NAME")
+    new.add_argument("--root", default=".")
+    args = parser.parse_args(argv)
+    if args.command == "check-claims":
+        return check_claims(args.tier, args.reports, args.papers)
+    if args.command == "index":
+        report.index(args.reports, args.out, args.replications)
+    else:
+        new_paper(args.name, args.root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""A paper as the workflow sees it: its validated config, its analyses, its code dependencies and its resources.
+
+`replications/<paper>/pipeline.py` declares the paper's Python side of the workflow as plain data and functions:
+
+    NEEDS = ("other_paper",)          # papers whose outputs this one reads (optional)
+    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per rule (optional)
+    def check(cfg): ...               # cross-key checks the schema cannot express; raise ConfigError (optional)
+    def analyses(paper): ...          # [Analysis(...)]: what each metrics namespace reads, and its figures
+    def skipped(paper): ...           # {namespace: reason} for analyses this tier does not run (optional)
+
+`rules.smk` beside it holds only rules; each reaches this object as `P` (see shared/pipeline/rules/paper.smk).
+"""
+import ast
+import importlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.pipeline.config import ConfigError, load_paper_config
+
+FIGURE_NAME = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"  # plot_<figure>.py; the figure file is <figure>--<namespace>.png
+NAMESPACE = r"[a-z][a-z0-9_]*"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One metrics namespace: `script` (a module of the paper) reads `reads` ({argument: path or [paths]}) with
+    `params` and writes results/<p>/<tier>/metrics/<ns>.json (+ analysis/<ns>.npz, drawn by each of `figures`)."""
+
+    ns: str
+    script: str
+    reads: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    figures: tuple = ()
+    resources: str = "analyze"  # the key of the paper's RESOURCES that sizes this job
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one job needs. `threads` applies at the full tier; quick-tier jobs run single-threaded (small models,
+    so `--cores N` runs N of them at once) unless `quick_threads` says otherwise. `gpu` is requested only when the
+    paper's device resolves to CUDA."""
+
+    gpu: bool = False
+    threads: int = 1
+    quick_threads: int = 1
+    mem_mb: int = 4000
+    runtime: int = 30  # minutes
+    quick_mem_mb: int = 2000
+
+
+DEFAULT_RESOURCES = Resources()
+LOCAL_RULES = ("config", "figure", "report")  # cheap bookkeeping: never sent to a cluster
+
+
+def discover_papers(replications_dir):
+    """Every folder of replications/ holding a rules.smk is a paper."""
+    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "rules.smk").is_file())
+
+
+def papers_named_by(argv, papers):
+    """The papers a command line names as targets (a paper's name, one of its rules, a path under its results/ or
+    reports/), or None when it names none of them or anything that needs them all (then every paper is loaded).
+
+    Only what the targets need is parsed, so one paper's dry run does not pay for forty; cluster jobs name their
+    rule (`--target-jobs <paper>_<rule>:...`), so they load one paper too."""
+    by_length = sorted(papers, key=len, reverse=True)
+    named = set()
+    for token in argv[1:]:
+        token = token.split(":", 1)[0].strip("'\"")
+        if token in ("all", "index", "benchmarks", "reports/index.md", "reports/benchmarks.json"):
+            return None
+        parts = Path(token).parts
+        if len(parts) >= 2 and parts[0] in ("results", "reports") and parts[1] in papers:
+            named.add(parts[1])
+            continue
+        for p in by_length:
+            if token == p or token.startswith(p + "_"):
+                named.add(p)
+                break
+    return sorted(named) or None
+
+
+def with_needs(selected, load_module):
+    """`selected` plus every paper they need (pipeline.NEEDS), transitively."""
+    todo, seen = list(selected), set()
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo.extend(getattr(load_module(p), "NEEDS", ()))
+    return sorted(seen)
+
+
+def load_papers(names, tier, config, accelerator=None, root="."):
+    """{name: Paper} for `names`, each loaded after the papers it needs, which it reaches as `paper.needed[name]`."""
+    loaded = {}
+
+    def load(name, chain=()):
+        if name in chain:
+            raise ConfigError(f"{name}: NEEDS forms a cycle: {' -> '.join((*chain, name))}")
+        if name not in loaded:
+            wanted = getattr(pipeline_module(name), "NEEDS", ())
+            for other in wanted:
+                load(other, (*chain, name))
+            loaded[name] = Paper(name, tier, config.get(name), root=root, accelerator=accelerator,
+                                 needed={n: loaded[n] for n in wanted})
+        return loaded[name]
+
+    for name in names:
+        load(name)
+    return dict(sorted(loaded.items()))
+
+
+def pipeline_module(paper):
+    return importlib.import_module(f"replications.{paper}.pipeline")
+
+
+class Paper:
+    """One paper at one tier, loaded and checked while Snakemake parses: any error names the paper and the key."""
+
+    def __init__(self, name, tier, overrides=None, root=".", accelerator=None, needed=None):
+        self.name, self.tier = name, tier
+        self.needed = dict(needed or {})  # {name: Paper} of the papers this one reads outputs of (NEEDS)
+        self.dir = f"replications/{name}"
+        self.root = Path(root)
+        self.results = f"results/{name}/{tier}"
+        self.reports = f"reports/{name}/{tier}"
+        try:
+            self.module = pipeline_module(name)
+        except Exception as error:  # a broken module stops the run with the paper's name, not a bare traceback
+            raise ConfigError(f"{name}: replications/{name}/pipeline.py does not import: "
+                              f"{type(error).__name__}: {error}") from error
+        self.cfg = load_paper_config(self.root / self.dir, tier, overrides)
+        self.device = resolve_device(self.cfg.get("device", "auto"), accelerator)
+        check = getattr(self.module, "check", None)
+        if check is not None:
+            try:
+                check(self.cfg)
+            except ConfigError as error:
+                raise ConfigError(f"{name} ({tier} tier): {error}") from None
+        try:  # declarations may check what the schema cannot (another paper's run names, say)
+            self.analyses = {a.ns: a for a in self.module.analyses(self)}
+            self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
+        except ConfigError as error:
+            raise ConfigError(f"{name} ({tier} tier): {error}") from None
+        self._check_analyses()
+        self.resources_table = getattr(self.module, "RESOURCES", {})
+
+    def _check_analyses(self):
+        import re
+
+        for a in self.analyses.values():
+            if not re.fullmatch(NAMESPACE, a.ns):
+                raise ConfigError(f"{self.name}: analysis namespace {a.ns!r} must match {NAMESPACE}")
+            for fig in a.figures:
+                if not re.fullmatch(FIGURE_NAME, fig):
+                    raise ConfigError(f"{self.name}: figure name {fig!r} must match {FIGURE_NAME}")
+                if not (self.root / self.dir / f"plot_{fig}.py").is_file():
+                    raise ConfigError(f"{self.name}: analysis {a.ns!r} draws figure {fig!r}, "
+                                      f"but {self.dir}/plot_{fig}.py does not exist")
+            if not (self.root / self.dir / f"{a.script}.py").is_file():
+                raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{a.script}.py, which does not exist")
+
+    # ---------------------------------------------------------------- paths
+    def out(self, relative):
+        """A path under results/<paper>/<tier>/."""
+        return f"{self.results}/{relative}"
+
+    def log(self, name):
+        return f"{self.results}/logs/{name}.log"
+
+    def metrics(self):
+        return [self.out(f"metrics/{ns}.json") for ns in self.analyses]
+
+    def figures(self):
+        return [f"{self.reports}/figures/{fig}--{ns}.png" for ns, a in self.analyses.items() for fig in a.figures]
+
+    def captions(self):
+        return sorted({f"{self.dir}/captions/{fig}.rst" for a in self.analyses.values() for fig in a.figures})
+
+    def params(self, value):
+        """A rule's parameters as one JSON string (its slice of the config: editing another slice reruns nothing)."""
+        return json.dumps(value, sort_keys=True)
+
+    # ---------------------------------------------------------------- code
+    def code(self, script):
+        """The script's file and every paper-local module it imports, transitively: editing any reruns the job."""
+        return local_imports(self.root / self.dir, script, self.name)
+
+    def module_name(self, script):
+        return f"replications.{self.name}.{script}"
+
+    # ---------------------------------------------------------------- resources
+    def threads(self, kind):
+        spec = self.resources_table.get(kind, DEFAULT_RESOURCES)
+        return spec.quick_threads if self.tier == "quick" else spec.threads
+
+    def resources(self, kind):
+        """Snakemake resources of one job: gpu (only when the device resolves to CUDA), mem_mb, runtime."""
+        spec = self.resources_table.get(kind, DEFAULT_RESOURCES)
+        quick = self.tier == "quick"
+        return {"gpu": int(spec.gpu and self.device.startswith("cuda")),
+                "mem_mb": spec.quick_mem_mb if quick else spec.mem_mb,
+                "runtime": min(spec.runtime, 30) if quick else spec.runtime}
+
+
+def resolve_device(requested, accelerator=None):
+    """The device a job will use, decided while parsing (without importing torch): an explicit request wins;
+    'auto' is CUDA when this machine shows an NVIDIA GPU or the profile says jobs run on one (`accelerator: cuda`,
+    as the SLURM profile does), else CPU. REPLICATIONS_DEVICE overrides the config, visibly: the resolved config
+    records it."""
+    requested = os.environ.get("REPLICATIONS_DEVICE") or requested
+    if requested != "auto":
+        return requested
+    if accelerator:
+        return accelerator
+    return "cuda" if Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") else "cpu"
+
+
+def local_imports(paper_dir, script, paper):
+    """[paper_dir/script.py, paper_dir/<module>.py ...]: the script and its paper-local imports, transitively,
+    found by reading the source (relative imports and `replications.<paper>.` imports)."""
+    paper_dir = Path(paper_dir)
+    seen, todo = [], [script]
+    while todo:
+        stem = todo.pop()
+        path = paper_dir / f"{stem}.py"
+        if stem in seen or not path.is_file():
+            continue
+        seen.append(stem)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level == 1:
+                    todo.extend([base.split(".")[0]] if base else [a.name for a in node.names])
+                elif base == f"replications.{paper}":
+                    todo.extend(a.name for a in node.names)
+                elif base.startswith(f"replications.{paper}."):
+                    todo.append(base.split(".")[2])
+            elif isinstance(node, ast.Import):
+                todo.extend(a.name.split(".")[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
+    return [str(paper_dir / f"{stem}.py") for stem in seen]
+
+
+def step_shell():
+    """The one shell command of every script step: the script runs as a module of its paper's package, gets its
+    JSON parameters, thread count and one `--<name> <path>` per named input and output, and logs everything."""
+    return ("{params.python:q} -m {params.module} --params {params.p:q} --threads {threads} {params.paths} "
+            "> {log:q} 2>&1")
+
+
+def path_args(named, skip=("code",)):
+    """Named inputs and outputs as `--name path [path ...]` arguments (the code files excluded)."""
+    parts = []
+    for name, value in named:
+        if name in skip:
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        parts.append(f"--{name} " + " ".join(_quote(v) for v in values))
+    return " ".join(parts)
+
+
+def _quote(path):
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+class Caption:
+    """A figure's caption file, read only when Snakemake's HTML report shows it. Snakemake does not hash such an
+    object as a rule parameter, so editing a caption re-renders the report (its input) and redraws no figure."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __str__(self):
+        return Path(self.path).read_text()

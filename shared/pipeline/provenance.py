@@ -1,0 +1,53 @@
+"""Provenance: enough about code, config and machine to tell later where a number came from."""
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from shared.pipeline.tiers import config_hash
+
+PACKAGES = ("torch", "numpy", "snakemake", "safetensors", "matplotlib")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def collect(config=None, seeds=None, device=None, extra=None):
+    """Return a JSON-ready dict; every probe that can fail (git, metadata) degrades to None."""
+    commit = _git("rev-parse", "HEAD")
+    # reports/ is what the pipeline writes: a re-render must not mark its own inputs as modified
+    status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
+    return {
+        "git_commit": commit,
+        "git_dirty": None if status is None else bool(status),
+        "config_hash": config_hash(config) if config is not None else None,
+        "seeds": seeds,
+        "device": device,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "packages": _package_versions(),
+        "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "extra": extra or {},
+    }
+
+
+def _git(*args):
+    """Output of a git command in the repository, or None (no git, no repo, no commit yet)."""
+    try:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _package_versions():
+    # Read installed metadata instead of importing: importing torch costs seconds.
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+

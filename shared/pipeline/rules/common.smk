@@ -1,0 +1,39 @@
+# Rules over all papers: the index of every report, and the benchmarks.
+# A paper adds benchmarks by declaring BENCHMARKS (file stems) in its pipeline.py; its rules write them.
+
+
+localrules:
+    index,
+    benchmarks,
+
+
+rule index:
+    input:
+        [f"{P.reports}/claims.csv" for P in PAPERS.values()],
+    output:
+        "reports/index.md",
+        [f"reports/{name}/claims.csv" for name in PAPERS],
+    params:
+        python=sys.executable,
+    log:
+        "logs/index.log",
+    shell:
+        "{params.python:q} -m shared.pipeline.report index --reports reports --out reports/index.md > {log:q} 2>&1"
+
+
+rule benchmarks:
+    input:
+        [
+            f"results/benchmarks/{stem}.json"
+            for P in PAPERS.values()
+            for stem in getattr(P.module, "BENCHMARKS", ())
+        ],
+        "results/benchmarks/platform.json",
+    output:
+        "reports/benchmarks.json",
+    log:
+        "logs/benchmarks.log",
+    run:
+        from shared.io.files import read_json, write_json
+
+        write_json(output[0], {Path(f).stem: read_json(f) for f in input})

@@ -1,0 +1,117 @@
+"""The run contract: what every train / analyze script gets from its rule, and the one checkpoint layout.
+
+A rule runs `python -m replications.<paper>.<script> --params '<json>' --threads N --<name> <path> ...`
+(shared.pipeline.paper.step_shell). `start_run` parses that, sets the threads, resolves the device and starts the
+clock; `run.seed(base, "noise")` names a seed stream instead of `seed + 1`; `run.save` writes the one checkpoint
+metadata schema (runs, device, wall time, training-time provenance) that `load_models` reads for every paper.
+"""
+import argparse
+import hashlib
+import json
+import time
+
+import numpy as np
+import torch
+
+from shared.io.checkpoints import load_state_dicts, save_models
+from shared.io.files import atomic_path, write_json
+from shared.io.runtime import describe, generator, pick_device
+from shared.pipeline.provenance import collect
+
+INIT = "init"
+
+
+def derive_seed(seed, stream):
+    """The seed of the named stream of run `seed`. The 'init' stream is the run's seed itself (so a model's init is
+    the one `torch.manual_seed(seed)` gives); any other name hashes (seed, name), so two runs' streams never
+    coincide the way `seed + 1` of one run and `seed` of the next do."""
+    if stream == INIT:
+        return int(seed)
+    digest = hashlib.sha256(f"{int(seed)}/{stream}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1  # < 2**63: valid for torch, numpy (mod 2**32) and random
+
+
+class Run:
+    def __init__(self, args):
+        self.args = args
+        self.params = args.params
+        self.threads = args.threads
+        self.device = pick_device(self.params.get("device", "auto")) if isinstance(self.params, dict) else pick_device()
+        self.started = time.perf_counter()
+
+    def seed(self, base, stream):
+        return derive_seed(base, stream)
+
+    def generator(self, base, stream, device="cpu"):
+        """A CPU (by default) torch generator for one named stream: data order and noise do not depend on the device."""
+        return generator(derive_seed(base, stream), device)
+
+    def wall(self):
+        return time.perf_counter() - self.started
+
+    def meta(self, runs, config=None, wall_seconds=None, **extra):
+        """The checkpoint metadata every paper writes: runs (one spec per model, each with `name` and `seed`),
+        device, wall time, and the provenance of this training run (commit, config hash, seeds, packages)."""
+        seeds = sorted({r["seed"] for r in runs if "seed" in r})
+        return {"runs": runs, "device": describe(self.device),
+                "wall_seconds": self.wall() if wall_seconds is None else wall_seconds,
+                "provenance": collect(config=self.params if config is None else config, seeds=seeds,
+                                      device=describe(self.device)),
+                **extra}
+
+    def save(self, path, models, runs, **extra):
+        """Write `models` ({name: module}) and the metadata of `runs` to one safetensors checkpoint; return the meta."""
+        meta = self.meta(runs, **extra)
+        save_models(path, models, meta)
+        return meta
+
+
+def start_run(*paths, many=(), optional=()):
+    """Parse the rule's arguments (`paths`: one path each, `many`: one or more, `optional`: may be absent), set the
+    thread count and return the Run."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params", type=json.loads, default={})
+    parser.add_argument("--threads", type=int, default=0)
+    for name in paths:
+        parser.add_argument(f"--{name}", required=True)
+    for name in many:
+        parser.add_argument(f"--{name}", nargs="+", required=True)
+    for name in optional:
+        parser.add_argument(f"--{name}", nargs="+", default=[])
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    return Run(args)
+
+
+def load_models(path, build):
+    """{run name: model in eval mode, weights frozen}, {name: run spec} and the metadata of a checkpoint written by
+    `Run.save` (safetensors: no pickle is executed). `build(spec)` makes the untrained model of one run."""
+    states, meta = load_state_dicts(path)
+    models = {}
+    for spec in meta["runs"]:
+        model = build(spec)
+        model.load_state_dict(states[spec["name"]])
+        model.requires_grad_(False)  # analysis only reads the weights
+        models[spec["name"]] = model.eval()
+    return models, {s["name"]: s for s in meta["runs"]}, meta
+
+
+def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None):
+    """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
+
+    `meta` (a checkpoint's metadata) adds the experiment, seeds, device, training time and the training-time
+    provenance, which the report shows beside its own.
+    """
+    info = dict(info or {})
+    if meta is not None:
+        info.update(experiment=meta.get("experiment"), seeds=sorted({r["seed"] for r in meta["runs"] if "seed" in r}),
+                    models=len(meta["runs"]), device=meta.get("device"), train_wall_s=round(meta["wall_seconds"], 1))
+        if meta.get("provenance"):
+            info["trained"] = {k: meta["provenance"].get(k) for k in
+                               ("git_commit", "git_dirty", "config_hash", "device", "timestamp_utc")}
+    write_json(path, {"metrics": metrics, "skipped": {}, "info": info})
+    if arrays is not None:
+        with atomic_path(arrays_path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)

@@ -1,0 +1,18 @@
+"""Learning-rate schedules, one signature each: (base learning rate, step, number of steps, ...)."""
+import math
+
+
+def cosine_lr(base_lr, step, steps, min_ratio=0.0):
+    """Cosine from base_lr at step 0 to base_lr * min_ratio at `steps` (CosineAnnealingLR with eta_min).
+
+    With min_ratio = 0 it is CosineAnnealingLR(T_max=steps, eta_min=0) evaluated at the start of `step`.
+    """
+    floor = base_lr * min_ratio
+    return floor + (base_lr - floor) * 0.5 * (1.0 + math.cos(math.pi * step / steps))
+
+
+def linear_lr(base_lr, step, steps, warmup):
+    """Linear warm-up over `warmup` steps, then linear decay to 0 at `steps`."""
+    if step < warmup:
+        return base_lr * (step + 1) / warmup
+    return base_lr * max(0.0, (steps - step) / max(1, steps - warmup))

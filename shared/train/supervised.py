@@ -1,0 +1,159 @@
+"""Training loop over in-memory tensors, able to train many small models in one run.
+
+Each model has a Run: a seed (which, with the builder seeding init, fixes data order and noise), its Gaussian
+input-noise std and its weight decay. Models with the same seed share one data stream: the same batches and the
+same noise draws (scaled by each model's std), so a grid over noise, weight decay or width costs one stream per
+seed, while each model's numbers stay those of training it alone (to float tolerance: models on the same
+inputs share their first-layer matmul). AdamW (decoupled weight decay, one
+parameter group per model) with a cosine schedule stepped per epoch, as the paper's code does.
+"""
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from shared.io.runtime import generator
+from shared.train.schedules import cosine_lr
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    seed: int
+    noise_std: float = 0.0
+    weight_decay: float = 0.0
+
+
+@dataclass(frozen=True)
+class EpochSchedule:
+    epochs: int
+    batch_size: int
+    lr: float = 1e-3
+    betas: tuple = (0.9, 0.999)
+    eps: float = 1e-8
+    eval_every: int = 1  # test metrics every n epochs; the last epoch is always evaluated
+    progress: bool = True
+
+
+
+def order_seed(seed):
+    return 2 * seed
+
+
+def noise_seed(seed):
+    return 2 * seed + 1
+
+
+def train(models, runs, data, schedule, device):
+    """Train `models` (dict name -> nn.Module) in place; return {name: [per-epoch metrics]}.
+
+    `data` holds float tensors x_train (N, D), x_test and int64 y_train, y_test. Batches drop the remainder
+    (as `drop_last=True`); the test set is evaluated clean.
+    """
+    names = [r.name for r in runs]
+    if sorted(names) != sorted(models):
+        raise ValueError(f"runs {sorted(names)} do not match models {sorted(models)}")
+    x_train, y_train = data["x_train"].to(device), data["y_train"].to(device)
+    x_test, y_test = data["x_test"].to(device), data["y_test"].to(device)
+    n = x_train.shape[0]
+    steps = n // schedule.batch_size
+    if steps == 0:
+        raise ValueError(f"batch_size {schedule.batch_size} exceeds the {n} training samples")
+
+    streams = {}  # seed -> runs sharing its batches and noise
+    for run in runs:
+        streams.setdefault(run.seed, []).append(run)
+    order_gens = {s: generator(order_seed(s)) for s in streams}  # permutations on CPU: same on every device
+    noise_gens = {s: generator(noise_seed(s), device) for s in streams}
+
+    for m in models.values():
+        m.to(device).train()
+    optimizer = torch.optim.AdamW(
+        [{"params": list(models[r.name].parameters()), "weight_decay": r.weight_decay} for r in runs],
+        lr=schedule.lr, betas=schedule.betas, eps=schedule.eps,
+    )
+    history = {name: [] for name in names}
+    bar = tqdm(range(schedule.epochs), desc="train", file=sys.stderr, mininterval=10, disable=not schedule.progress)
+    for epoch in bar:
+        lr = cosine_lr(schedule.lr, epoch, schedule.epochs)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss_sum = {name: torch.zeros((), device=device) for name in names}
+        correct = {name: torch.zeros((), device=device) for name in names}
+        perms = {s: torch.randperm(n, generator=g).to(device) for s, g in order_gens.items()}
+        t0 = time.perf_counter()
+        for step in range(steps):
+            total = 0.0
+            for seed, members in streams.items():
+                idx = perms[seed][step * schedule.batch_size : (step + 1) * schedule.batch_size]
+                xb, yb = x_train.index_select(0, idx), y_train.index_select(0, idx)
+                noise = None
+                if any(r.noise_std > 0 for r in members):
+                    noise = torch.randn(xb.shape, generator=noise_gens[seed], device=device, dtype=xb.dtype)
+                for std, group in _by_noise(members).items():
+                    inputs = xb if std == 0 else torch.add(xb, noise, alpha=std)
+                    for run, logits in zip(group, _forward_group([models[r.name] for r in group], inputs)):
+                        loss = F.cross_entropy(logits, yb)
+                        total = total + loss
+                        loss_sum[run.name] += loss.detach()
+                        correct[run.name] += (logits.detach().argmax(-1) == yb).sum()
+            optimizer.zero_grad(set_to_none=True)
+            total.backward()
+            optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # kernels run asynchronously: time the work, not its launch
+        epoch_s = time.perf_counter() - t0
+        last = epoch == schedule.epochs - 1
+        evaluate_now = last or (epoch + 1) % schedule.eval_every == 0
+        test = {name: evaluate(models[name], x_test, y_test) for name in names} if evaluate_now else {}
+        for name in names:
+            row = {
+                "epoch": epoch + 1,
+                "lr": lr,
+                "train_loss": loss_sum[name].item() / steps,
+                "train_acc": correct[name].item() / (steps * schedule.batch_size),
+                "epoch_seconds": epoch_s,
+            }
+            if name in test:
+                row["test_loss"], row["test_acc"] = test[name]
+            history[name].append(row)
+        bar.set_postfix(loss=f"{sum(h[-1]['train_loss'] for h in history.values()) / len(names):.4f}")
+    return history
+
+
+def _by_noise(members):
+    groups = {}
+    for run in members:
+        groups.setdefault(run.noise_std, []).append(run)
+    return groups
+
+
+def _forward_group(models, inputs):
+    """Logits of several models on the same inputs.
+
+    Models that expose `input_layer` (a bias-free nn.Linear) and `forward_from_input_layer` share one matmul for
+    their first layer: thin layers of small models are slow one at a time, and the first layer does most of the
+    work. Same maths as calling each model; the floats may differ in the last bits (another matmul blocking).
+    """
+    if len(models) > 1 and all(hasattr(m, "forward_from_input_layer") for m in models):
+        weights = [m.input_layer.weight for m in models]
+        z = inputs @ torch.cat(weights).T
+        return [m.forward_from_input_layer(part) for m, part in zip(models, z.split([w.shape[0] for w in weights], -1))]
+    return [m(inputs) for m in models]
+
+
+@torch.no_grad()
+def evaluate(model, x, y, chunk=8192):
+    """Clean (noise-free) loss and accuracy, in chunks so a large test set fits in memory."""
+    was_training = model.training
+    model.eval()
+    loss, correct = 0.0, 0
+    for i in range(0, len(x), chunk):
+        logits = model(x[i : i + chunk])
+        loss += F.cross_entropy(logits, y[i : i + chunk], reduction="sum").item()
+        correct += (logits.argmax(-1) == y[i : i + chunk]).sum().item()
+    model.train(was_training)
+    return loss / len(x), correct / len(x)
