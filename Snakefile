@@ -15,6 +15,7 @@ ALL_PAPERS = discover_papers(Path(workflow.basedir) / "replications")
 # only the papers the targets name (and those they need) are parsed; no target, or a target over all, parses all
 PAPERS = load_papers(papers_named_by(sys.argv, ALL_PAPERS) or ALL_PAPERS, TIER, config, config.get("accelerator"))
 
+
 wildcard_constraints:
     dataset=r"[a-z0-9_]+",
 

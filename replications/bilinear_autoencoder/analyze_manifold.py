@@ -12,10 +12,11 @@ import json
 
 import numpy as np
 import torch
-from common import load_autoencoders, load_split
 
 from shared.nn.bae import composite_form, mixing_gram, top_subspace
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_autoencoders, load_split
 
 
 def correlations(f, targets):
@@ -41,10 +42,10 @@ def circular_correlation(a, b):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # {"model", "neighbours", "purity_top", "min_correlation", "planted"}
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args, p = run.args, run.params  # {"model", "neighbours", "purity_top", "min_correlation"}
     x, arrays, meta = load_split(args.data)
-    models, _, ckpt = load_autoencoders(args.checkpoint)
+    models, _, meta_ckpt = load_autoencoders(args.checkpoint)
     model = models[p["model"]]
     with torch.no_grad():
         f = model.latents(x)
@@ -92,8 +93,8 @@ def main():
         metrics["subspace_cos_mean"] = float(np.mean(cosines))
         metrics["subspace_cos_min"] = float(np.min(cosines))
         metrics["angular_order_min"] = float(np.min(orders))
-    info = {"dataset": ckpt["dataset"], "model": p["model"], "held_out": len(x)}
-    write_metrics(args.metrics, metrics, info=info, arrays=out, arrays_path=args.arrays)
+    info = {"dataset": meta_ckpt["dataset"], "model": p["model"], "held_out": len(x)}
+    write_metrics(args.metrics, metrics, meta_ckpt, info=info, arrays=out, arrays_path=args.arrays)
     for k, v in metrics.items():
         print(k, v)
 

@@ -6,9 +6,10 @@ reconstructed), density the mean per-latent Hoyer density over batches of the tr
 """
 import numpy as np
 import torch
-from common import bae_metrics, load_autoencoders, load_split, topk_metrics
 
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import bae_metrics, load_autoencoders, load_split, topk_metrics
 
 
 def explicit_training_error(model, x):
@@ -32,16 +33,17 @@ def matched(curve_h, curve_e, h):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # {"batch_size", "identity_points", "compare_kind"}
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args, p = run.args, run.params  # {"batch_size", "identity_points", "compare_kind"}
     x, _, _ = load_split(args.data)
     models, runs, meta = load_autoencoders(args.checkpoint)
     metrics, arrays, bae = {}, {}, {}
-    for name, run in runs.items():
-        error, density = (bae_metrics if run["model"] == "bae" else topk_metrics)(models[name], x, p["batch_size"])
+    for name, spec in runs.items():
+        sae = spec["kind"] == "topk"
+        error, density = (topk_metrics if sae else bae_metrics)(models[name], x, p["batch_size"])
         metrics |= {f"{name}.error": error, f"{name}.density": density}
-        if run["model"] == "bae":
-            bae.setdefault(run["kind"], []).append((run["alpha"], error, density))
+        if not sae:
+            bae.setdefault(spec["kind"], []).append((spec["alpha"], error, density))
             with torch.no_grad():  # closed form (the training loss) against the explicit d x d lift
                 pts = x[: p["identity_points"]]
                 closed, explicit = models[name].lifted_error(pts), explicit_training_error(models[name], pts)
@@ -59,13 +61,13 @@ def main():
         metrics["mixed_minus_vanilla_a0"] = metrics["mixed_a0.error"] - metrics["vanilla_a0.error"]
     metrics["closed_form_gap_max"] = max(v for k, v in metrics.items() if k.endswith("closed_form_gap"))
     _, errors, densities = map(np.array, zip(*sorted(bae[p["compare_kind"]])))
-    topk = sorted((r["k"], n) for n, r in runs.items() if r["model"] == "topk")
+    topk = sorted((r["k"], n) for n, r in runs.items() if r["kind"] == "topk")
     for k, name in topk:
         metrics[f"{name}.bae_minus_topk"] = matched(densities, errors, metrics[f"{name}.density"]) - metrics[f"{name}.error"]
     arrays |= {"topk_k": np.array([k for k, _ in topk]), "topk_error": np.array([metrics[f"{n}.error"] for _, n in topk]),
                "topk_density": np.array([metrics[f"{n}.density"] for _, n in topk])}
     info = {"dataset": meta["dataset"], "held_out": len(x), "runs": len(runs)}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     for k, v in metrics.items():
         print(k, v)
 

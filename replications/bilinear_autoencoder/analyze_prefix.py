@@ -4,9 +4,10 @@ latents taken greedily, each time the chunk that lowers the held-out error most)
 figure does."""
 import numpy as np
 import torch
-from common import load_autoencoders, load_split
 
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_autoencoders, load_split
 
 
 @torch.no_grad()
@@ -31,8 +32,8 @@ def oracle_order(model, x, chunk):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # {"ordered", "vanilla", "chunks", "points"}
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args, p = run.args, run.params  # {"ordered", "vanilla", "chunks", "points"}
     x, _, _ = load_split(args.data)
     x = x[: p["points"]]
     models, _, meta = load_autoencoders(args.checkpoint)
@@ -53,7 +54,7 @@ def main():
     metrics["oracle_gap_covered_n8"] = metrics["ordered_gain_n8"] / (metrics["vanilla.k_n8"] - metrics["oracle.k_n8"])
     metrics["full_cost"] = metrics["ordered.k_n1"] - metrics["vanilla.k_n1"]
     info = {"dataset": meta["dataset"], "held_out": len(x), "chunk": chunk, "n": n}
-    write_metrics(args.metrics, metrics, info=info, arrays={"k": ks, **curves}, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, info=info, arrays={"k": ks, **curves}, arrays_path=args.arrays)
     for k, v in metrics.items():
         print(k, v)
 

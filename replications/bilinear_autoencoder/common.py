@@ -1,11 +1,11 @@
-"""What this paper's analyses share: held-out activations, the trained autoencoders, held-out metrics."""
+"""What this paper's scripts share: held-out activations, the trained autoencoders, held-out metrics."""
 import numpy as np
 import torch
 
 from shared.data import read_prepared
-from shared.io.checkpoints import load_state_dicts
 from shared.nn.bae import BilinearAutoencoder
 from shared.nn.sae import TopKSAE
+from shared.pipeline.run import load_models
 
 
 def load_split(path, split="test"):
@@ -15,24 +15,28 @@ def load_split(path, split="test"):
     return BilinearAutoencoder.normalize(x), arrays, meta
 
 
-def build_bae(d, kind, expansion, bottleneck):
-    """n = expansion d latents; the mixing kinds get a bottleneck of bottleneck d (the released default: 2 d)."""
-    mixed = kind in ("mixed", "combined")
-    return BilinearAutoencoder(d, expansion * d, kind, bottleneck * d if mixed else None)
+def bae_spec(run, d, expansion, bottleneck):
+    """The full spec of one bilinear autoencoder run ({name, kind, alpha, seed}): n = expansion d latents; the mixing
+    kinds get a bottleneck of bottleneck d (the released default: 2 d)."""
+    mixed = run["kind"] in ("mixed", "combined")
+    return {**run, "d": d, "n": expansion * d, "bottleneck": bottleneck * d if mixed else None}
+
+
+def topk_spec(k, d, expansion, seed):
+    return {"name": f"topk{k}", "kind": "topk", "k": k, "seed": seed, "d": d, "n": expansion * d}
+
+
+def build(spec):
+    """The untrained model of one run: a TopK SAE (kind 'topk') or a bilinear autoencoder of the spec's kind."""
+    if spec["kind"] == "topk":
+        return TopKSAE(spec["d"], spec["n"], spec["k"])
+    return BilinearAutoencoder(spec["d"], spec["n"], spec["kind"], spec["bottleneck"])
 
 
 def load_autoencoders(path):
     """{name: model in float64, eval, frozen}, {name: run spec}, checkpoint metadata (safetensors: no pickle)."""
-    states, meta = load_state_dicts(path)
-    models, d = {}, meta["d"]
-    for run in meta["runs"]:
-        if run["model"] == "bae":
-            model = build_bae(d, run["kind"], meta["expansion"], meta["bottleneck"])
-        else:
-            model = TopKSAE(d, meta["topk_expansion"] * d, run["k"])
-        model.load_state_dict(states[run["name"]])
-        models[run["name"]] = model.double().eval().requires_grad_(False)
-    return models, {r["name"]: r for r in meta["runs"]}, meta
+    models, specs, meta = load_models(path, build)
+    return {name: model.double() for name, model in models.items()}, specs, meta
 
 
 def chunks(x, size):

@@ -7,8 +7,7 @@ import numpy as np
 import torch
 
 from shared.data import write_safetensors
-from shared.io.runtime import pick_device
-from shared.pipeline.scripts import parse_args
+from shared.pipeline.run import start_run
 
 
 def residual_stream(model_name, layer, tokens, context, skip_docs, device):
@@ -42,12 +41,12 @@ def residual_stream(model_name, layer, tokens, context, skip_docs, device):
 
 
 def main():
-    args = parse_args("out")
-    p = args.params
-    spec, device = p["spec"], pick_device(p["device"])
+    run = start_run("out")
+    p = run.params  # {"name", "spec", "device"}
+    spec, device = p["spec"], run.device
     train = residual_stream(spec["model"], spec["layer"], spec["tokens"], spec["context"], 0, device)
     test = residual_stream(spec["model"], spec["layer"], spec["test_tokens"], spec["context"], 100_000, device)
-    write_safetensors({"x_train": train, "x_test": test}, args.out,
+    write_safetensors({"x_train": train, "x_test": test}, run.args.out,
                       {"name": p["name"], "model": spec["model"], "layer": str(spec["layer"])})
 
 

@@ -11,6 +11,8 @@ amplitude in [0.5, 1.5], plus isotropic noise; the autoencoder unit-normalises i
 """
 import numpy as np
 
+from shared.pipeline.run import derive_seed
+
 KINDS = ("circle", "triangle", "cluster", "direction")
 
 
@@ -37,7 +39,7 @@ def generate(n, d, counts, p_active, noise, seed, basis_seed):
         block[:, :dims] = basis[:, start:start + dims]
         blocks.append(block)
         start += dims
-    centres = np.random.default_rng(basis_seed + 1).standard_normal((counts["cluster"], 5, 3))
+    centres = np.random.default_rng(derive_seed(basis_seed, "centres")).standard_normal((counts["cluster"], 5, 3))
     centres /= np.linalg.norm(centres, axis=-1, keepdims=True)
 
     rng = np.random.default_rng(seed)

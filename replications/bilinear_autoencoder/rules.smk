@@ -2,148 +2,69 @@
 # Stages: activations (planted manifolds; the flagship bilinear_mlp's trained MNIST classifier, read from its
 # checkpoint; or a language model's residual stream at the full tier) -> train (every kind x sparsity penalty with
 # Muon, plus TopK SAEs) -> analyses (held-out Pareto and the closed form; prefix ordering; manifolds from the
-# weights) -> figures -> report (the figure and report rules are shared: shared/pipeline/rules/common.smk).
-# Globals carry the BAE prefix: every paper's rules.smk shares one namespace.
-import json
+# weights) -> figures -> report. The analyze, figure and report rules are shared (shared/pipeline/rules/paper.smk);
+# the analyses are declared in pipeline.py. This file is a Snakemake module of its own: its rules are named
+# bilinear_autoencoder_<rule>, its globals are its own.
+import sys
 
-from shared.pipeline.config import ConfigError, load_paper_config
+from shared.pipeline.paper import path_args, step_shell
 
-BAE = "replications/bilinear_autoencoder"
-BAE_CFG = load_paper_config(BAE, TIER, config.get("bilinear_autoencoder"))
-BAE_RES = f"results/bilinear_autoencoder/{TIER}"
-BAE_REP = f"reports/bilinear_autoencoder/{TIER}"
-BAE_DATASETS = BAE_CFG["datasets"]
-BAE_CODE = [f"{BAE}/common.py"]  # paper-local module: an edit re-runs what imports it
+from replications.bilinear_autoencoder.pipeline import (
+    checkpoint_path,
+    data_inputs,
+    data_path,
+    data_script,
+    history_path,
+    runs,
+)
 
-
-def bae_run_name(kind, alpha):
-    return f"{kind}_a{round(100 * alpha)}"
-
-
-BAE_RUNS = [{"name": bae_run_name(k, a), "kind": k, "alpha": a, "seed": BAE_CFG["seed"]}
-            for k in BAE_CFG["kinds"] for a in sorted(BAE_CFG["alphas"])]
+P = config["paper"]
 
 
-def bae_check_config(cfg):
-    """Cross-key checks the schema cannot express; like it, they run before any job."""
-    where = f"bilinear_autoencoder ({TIER} tier): invalid config key"
-    names = {r["name"] for r in BAE_RUNS}
-    analysis = cfg["analysis"]
-    for key, name in (("prefix.ordered", analysis["prefix"]["ordered"]), ("prefix.vanilla", analysis["prefix"]["vanilla"]),
-                      ("manifold.model", analysis["manifold"]["model"])):
-        if name not in names:
-            raise ConfigError(f"{where} 'analysis.{key}': {name!r} is not a trained run (kinds x alphas: {', '.join(sorted(names))})")
-    if not analysis["prefix"]["ordered"].startswith(("ordered", "combined")):
-        raise ConfigError(f"{where} 'analysis.prefix.ordered': {analysis['prefix']['ordered']!r} is not an ordered kind")
-    if not analysis["manifold"]["model"].startswith(("mixed", "combined")):
-        raise ConfigError(f"{where} 'analysis.manifold.model': {analysis['manifold']['model']!r} has no mixing matrix")
-    if analysis["prefix"]["chunks"] % 16:  # the prefix metrics read k = n/16, n/8, n/4 at chunk boundaries
-        raise ConfigError(f"{where} 'analysis.prefix.chunks': {analysis['prefix']['chunks']} must be a multiple of 16")
-    if analysis["compare_kind"] not in cfg["kinds"]:
-        raise ConfigError(f"{where} 'analysis.compare_kind': {analysis['compare_kind']!r} is not in 'kinds'")
-    for name, spec in cfg["datasets"].items():
-        if spec["source"] == "planted":
-            counts = spec["counts"]
-            used = 3 * (counts["circle"] + counts["triangle"] + counts["cluster"]) + counts["direction"]
-            if spec["test"] < analysis["batch_size"]:
-                raise ConfigError(f"{where} 'datasets.{name}.test': {spec['test']} is fewer than one held-out batch "
-                                  f"(analysis.batch_size = {analysis['batch_size']})")
-            if used > spec["d"]:
-                raise ConfigError(f"{where} 'datasets.{name}.d': {spec['d']} is fewer than the {used} dimensions the components need")
-
-
-bae_check_config(BAE_CFG)
-
-# metrics namespace -> figures drawn from its arrays (plot_<figure>.py)
-BAE_FIGURES = {}
-for name, spec in BAE_DATASETS.items():
-    BAE_FIGURES[f"pareto_{name}"] = ["pareto"]
-    BAE_FIGURES[f"prefix_{name}"] = ["prefix"]
-    BAE_FIGURES[f"manifold_{name}"] = ["manifold", "gram"] if spec["source"] == "planted" else ["gram"]
-PAPER_CONFIGS["bilinear_autoencoder"] = BAE_CFG
-PAPER_METRICS["bilinear_autoencoder"] = [f"{BAE_RES}/metrics/{ns}.json" for ns in BAE_FIGURES]
-PAPER_FIGURES["bilinear_autoencoder"] = [f"{BAE_REP}/figures/{fig}_{ns}.png" for ns, figs in BAE_FIGURES.items() for fig in figs]
-
-
-def bae_data_inputs(w):
-    spec = BAE_DATASETS[w.dataset]
-    if spec["source"] == "bilinear_mlp":  # the flagship's own pipeline output: its rule trains it if missing
-        return {"checkpoint": f"results/bilinear_mlp/{TIER}/models/{spec['experiment']}.safetensors",
-                "images": "data/prepared/mnist_5k.safetensors"}
-    return {}
-
-
-rule bilinear_autoencoder:
+# The activations one dataset's autoencoders decompose (a flagship source reads bilinear_mlp's checkpoint: its
+# own rule trains it if missing).
+rule data:
     input:
-        f"{BAE_REP}/report.md",
-
-
-rule bilinear_autoencoder_data:
-    input:
-        unpack(bae_data_inputs),
-        script=lambda w: f"{BAE}/lm_activations.py" if BAE_DATASETS[w.dataset]["source"] == "language_model" else f"{BAE}/prepare_data.py",
-        planted=f"{BAE}/planted.py",
+        unpack(lambda w: {"code": P.code(data_script(P.cfg, w.dataset)), **data_inputs(P, w.dataset)}),
     output:
-        f"{BAE_RES}/data/{{dataset}}.safetensors",
+        out=data_path(P),
     wildcard_constraints:
-        dataset="|".join(BAE_DATASETS),
+        dataset="|".join(P.cfg["datasets"]),
     params:
-        p=lambda w, input: json.dumps({"name": w.dataset, "spec": BAE_DATASETS[w.dataset],
-                                       **{k: input[k] for k in ("checkpoint", "images") if k in input.keys()},
-                                       "device": BAE_CFG["device"]}, sort_keys=True),
-    resources:
-        gpu=1 if TIER == "full" else 0,
+        python=sys.executable,
+        module=lambda w: P.module_name(data_script(P.cfg, w.dataset)),
+        p=lambda w: P.params({"name": w.dataset, "spec": P.cfg["datasets"][w.dataset], "device": P.cfg["device"]}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
-        f"{BAE_RES}/logs/data_{{dataset}}.log",
+        P.log("data_{dataset}"),
+    threads: P.threads("data")
+    resources:
+        **P.resources("data"),
     shell:
-        "{PY:q} {input.script:q} --params {params.p:q} --out {output:q} > {log:q} 2>&1"
+        step_shell()
 
 
-rule bilinear_autoencoder_train:
+# Every autoencoder of one dataset in one job: the bilinear ones (kinds x alphas) and the TopK SAEs.
+rule train:
     input:
-        data=f"{BAE_RES}/data/{{dataset}}.safetensors",
-        script=f"{BAE}/train.py",
-        helpers=BAE_CODE,
+        code=P.code("train"),
+        data=data_path(P),
     output:
-        checkpoint=f"{BAE_RES}/models/{{dataset}}.safetensors",
-        history=f"{BAE_RES}/models/{{dataset}}.json",
+        checkpoint=checkpoint_path(P),
+        history=history_path(P),
     wildcard_constraints:
-        dataset="|".join(BAE_DATASETS),
+        dataset="|".join(P.cfg["datasets"]),
     params:
-        p=lambda w: json.dumps({"dataset": w.dataset, "runs": BAE_RUNS, "device": BAE_CFG["device"],
-                                "expansion": BAE_DATASETS[w.dataset].get("expansion", BAE_CFG["expansion"]),
-                                **{k: BAE_CFG[k] for k in ("bottleneck", "train", "topk")}}, sort_keys=True),
-    threads: 1 if TIER == "quick" else workflow.cores  # small autoencoders: one thread each, two datasets at once
-    resources:
-        gpu=1 if TIER == "full" else 0,
+        python=sys.executable,
+        module=P.module_name("train"),
+        p=lambda w: P.params({"dataset": w.dataset, "runs": runs(P.cfg), "device": P.cfg["device"],
+                              "expansion": P.cfg["datasets"][w.dataset].get("expansion", P.cfg["expansion"]),
+                              **{k: P.cfg[k] for k in ("bottleneck", "train", "topk")}}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
-        f"{BAE_RES}/logs/train_{{dataset}}.log",
+        P.log("train_{dataset}"),
+    threads: P.threads("train")  # small autoencoders at the quick tier: one thread each, two datasets at once
+    resources:
+        **P.resources("train"),
     shell:
-        "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} --data {input.data:q} "
-        "--checkpoint {output.checkpoint:q} --history {output.history:q} > {log:q} 2>&1"
-
-
-for bae_analysis, bae_key in (("pareto", None), ("prefix", "prefix"), ("manifold", "manifold")):
-
-    rule:
-        name:
-            f"bilinear_autoencoder_{bae_analysis}"
-        input:
-            checkpoint=f"{BAE_RES}/models/{{dataset}}.safetensors",
-            data=f"{BAE_RES}/data/{{dataset}}.safetensors",
-            script=f"{BAE}/analyze_{bae_analysis}.py",
-            helpers=BAE_CODE,
-        output:
-            metrics=f"{BAE_RES}/metrics/{bae_analysis}_{{dataset}}.json",
-            arrays=f"{BAE_RES}/analysis/{bae_analysis}_{{dataset}}.npz",
-        wildcard_constraints:
-            dataset="|".join(BAE_DATASETS),
-        params:
-            p=json.dumps(BAE_CFG["analysis"][bae_key] if bae_key else
-                         {k: v for k, v in BAE_CFG["analysis"].items() if k not in ("prefix", "manifold")}, sort_keys=True),
-        threads: 1
-        log:
-            f"{BAE_RES}/logs/{bae_analysis}_{{dataset}}.log",
-        shell:
-            "{PY:q} {input.script:q} --params {params.p:q} --threads {threads} --checkpoint {input.checkpoint:q} "
-            "--data {input.data:q} --metrics {output.metrics:q} --arrays {output.arrays:q} > {log:q} 2>&1"
+        step_shell()

@@ -1,10 +1,11 @@
 """Test accuracy of bilinear vs ReGLU vs ReLU layers at equal width, and with vs without biases (A3, A5)."""
 from shared.io.files import read_json
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 
 
 def main():
-    args = parse_args("history", "metrics", "arrays")
+    run = start_run("history", "metrics", "arrays")
+    args = run.args
     run = read_json(args.history)
     acc = {name: 100.0 * h[-1]["test_acc"] for name, h in run["history"].items()}  # last epoch, as the paper
     metrics = {f"acc_{name}": value for name, value in acc.items()}

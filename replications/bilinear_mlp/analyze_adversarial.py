@@ -11,12 +11,13 @@ averaged over the 10 digits x the chosen eigenvectors.
 """
 import numpy as np
 import torch
-from analyze_noise import rare_pixel_mask
-from common import load_images, load_models
 
 from shared.io.runtime import generator
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .analyze_noise import rare_pixel_mask
+from .common import load_images, load_models
 
 
 def pinv_masks(model, keys_per_class):
@@ -74,7 +75,8 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args = run.args
     models, _, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     cfg = args.params["adversarial"]

@@ -6,15 +6,17 @@ top-5 by |lambda| (ours), top-5 most positive, and the 5 most negative (what the
 An axis's effect on a metric is its range along that axis, averaged over the other axis.
 """
 import numpy as np
-from common import load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
+
+from .common import load_models
 
 
 def main():
-    args = parse_args("checkpoint", "metrics", "arrays")
+    run = start_run("checkpoint", "metrics", "arrays")
+    args = run.args
     models, specs, meta = load_models(args.checkpoint)
     wds = sorted({s["weight_decay"] for s in specs.values()})
     sigmas = sorted({s["noise_std"] for s in specs.values()})

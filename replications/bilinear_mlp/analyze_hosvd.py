@@ -5,14 +5,15 @@ as 'u_1 has one sign on digits 1, 4, 7 and the opposite sign on 5' (the overall 
 arbitrary, relative signs are not).
 """
 
-from common import load_models
-
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_models
 
 
 def main():
-    args = parse_args("checkpoint", "metrics", "arrays")
+    run = start_run("checkpoint", "metrics", "arrays")
+    args = run.args
     models, _, meta = load_models(args.checkpoint)
     model = models["bilinear"]
     q = model.interaction_matrices()

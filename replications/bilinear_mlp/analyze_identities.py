@@ -3,10 +3,11 @@
 Each metric is a relative error max|a - b| / max|b| over a batch of test inputs (or a boolean).
 """
 import torch
-from common import load_images, load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_images, load_models
 
 
 def rel_err(a, b):
@@ -14,7 +15,8 @@ def rel_err(a, b):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args = run.args
     models, _, meta = load_models(args.checkpoint)
     x = load_images(args.data)["x_test"][:512].double()
     model = models["bilinear"].double()

@@ -10,19 +10,19 @@ import time
 
 import numpy as np
 import torch
-from language import build_lm, load_tokens
 
 from shared.io.files import read_json
-from shared.io.runtime import generator
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 from shared.train.language_model import random_windows
 
+from .language import build, load_tokens
 
-def step_seconds(specs, train_tokens, batch_size, rounds, steps):
-    """Median seconds per training step (forward, backward, AdamW) of each spec, timed round-robin."""
-    models = {name: build_lm(spec) for name, spec in specs.items()}
+
+def step_seconds(specs, train_tokens, batch_size, rounds, steps, gen):
+    """Median seconds per training step (forward, backward, AdamW) of each spec, timed round-robin on windows
+    drawn from `gen`."""
+    models = {name: build(spec) for name, spec in specs.items()}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=1e-4) for name, m in models.items()}
-    gen = generator(0)
     times = {name: [] for name in models}
     for r in range(rounds + 1):  # round 0 warms up
         for name, model in models.items():
@@ -43,13 +43,14 @@ def loss_at_step(history, step):
 
 
 def main():
-    args = parse_args("data", "metrics", "arrays", many=("histories",))
+    run = start_run("data", "metrics", "arrays", many=("histories",))
+    args = run.args
     p = args.params
-    runs = {h["spec"]["mlp"]: h for h in map(read_json, args.histories)}
+    runs = {h["runs"][0]["mlp"]: h for h in map(read_json, args.histories)}
     train_tokens, _, _ = load_tokens(args.data)
     t = p["timing"]
-    seconds = step_seconds({k: r["spec"] for k, r in runs.items()}, train_tokens, p["train"]["batch_size"],
-                           t["rounds"], t["steps"])
+    seconds = step_seconds({k: r["runs"][0] for k, r in runs.items()}, train_tokens, p["train"]["batch_size"],
+                           t["rounds"], t["steps"], run.generator(p["train"]["seed"], "timing"))
     final = {k: r["history"][-1]["val_loss"] for k, r in runs.items()}
     total = runs["bilinear"]["history"][-1]["step"]
     equal_time = {k: loss_at_step(r["history"], min(total, total * seconds["bilinear"] / seconds[k]))

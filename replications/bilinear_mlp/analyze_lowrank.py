@@ -8,18 +8,19 @@ SAE's reconstruction x_hat = D z + b through the MLP, e_f . mlp(x_hat) = [z, 1]^
 """
 import numpy as np
 import torch
-from language import eval_activations, load_analysed
-from language_features import active_tokens, feature_interactions, studied_latents
 
-from shared.io.runtime import pick_device
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .language import eval_activations, load_analysed
+from .language_features import active_tokens, feature_interactions, studied_latents
 
 
 def main():
-    args = parse_args("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
+    job = start_run("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
+    args = job.args
     p = args.params  # the config's language section
-    device = pick_device(p["device"])
+    device = job.device
     run = load_analysed(args, device)
     lm, lm_meta, sae_in, sae_out, val_tokens = run.lm, run.lm_meta, run.sae_in, run.sae_out, run.val_tokens
     layer, a = p["sae"]["layer"], p["analysis"]
@@ -65,8 +66,9 @@ def main():
         "mean_corr_nondecreasing": bool(np.all(np.diff(mean_curve) >= -1e-9)),
     }
     arrays = {"ks": np.array(ks), "corrs": corrs, "frequency": counts[studied].cpu().numpy() / len(x)}
-    write_metrics(args.metrics, metrics, info={"lm_seed": lm_meta["seed"], "sae_steps": run.sae_meta["steps"],
-                  "layer": layer, "device": lm_meta["device"]}, arrays=arrays, arrays_path=args.arrays)
+    info = {"lm_seed": lm_meta["runs"][0]["seed"], "sae_steps": run.sae_meta["steps"], "layer": layer,
+            "device": lm_meta["device"]}
+    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
     print({k: v for k, v in metrics.items() if k != "mean_corr_by_k"})
 
 

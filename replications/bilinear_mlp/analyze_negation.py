@@ -19,7 +19,12 @@
 """
 import numpy as np
 import torch
-from language import (
+
+from shared.nn import bilinear_analysis as analysis
+from shared.pipeline.run import start_run, write_metrics
+from shared.train.language_model import windows_at
+
+from .language import (
     annotate_events,
     eval_activations,
     eval_positions,
@@ -28,12 +33,7 @@ from language import (
     reaction_accuracy,
     reaction_ids,
 )
-from language_features import active_tokens, feature_interactions, readout_direction, studied_latents
-
-from shared.io.runtime import pick_device
-from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
-from shared.train.language_model import windows_at
+from .language_features import active_tokens, feature_interactions, readout_direction, studied_latents
 
 SPECIFIC = 0.8  # a latent is specific to a side when >= 80% of its (relevant) activation mass is on it
 
@@ -73,9 +73,10 @@ def contexts(words, scores, n, width=6):
 
 
 def main():
-    args = parse_args("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
+    job = start_run("lm", "sae_in", "sae_out", "data", "metrics", "arrays")
+    args = job.args
     p = args.params
-    device = pick_device(p["device"])
+    device = job.device
     run = load_analysed(args, device)
     lm, lm_meta, sae_in, sae_out, val_tokens = run.lm, run.lm_meta, run.sae_in, run.sae_out, run.val_tokens
     layer, a = p["sae"]["layer"], p["analysis"]

@@ -4,12 +4,13 @@ rare-pixel mass: the share of each class's top positive eigenvector (squared, in
 whose mean training value is below `rare_pixel_threshold` (the outer edge); mean over classes.
 """
 import numpy as np
-from common import load_images, load_models
 
 from shared.io.files import read_json
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
+
+from .common import load_images, load_models
 
 
 def rare_pixel_mask(x_train, threshold):
@@ -23,7 +24,8 @@ def rare_pixel_mass(top_vecs, rare):
 
 
 def main():
-    args = parse_args("checkpoint", "history", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "history", "data", "metrics", "arrays")
+    args = run.args
     models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     rare = rare_pixel_mask(data["x_train"], args.params["rare_pixel_threshold"])

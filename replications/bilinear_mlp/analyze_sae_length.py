@@ -4,19 +4,20 @@ For each SAE of the sweep (each trained twice as long as the previous): normaliz
 tokens, the fraction of dead latents (at most `min_active` activations) and the mean rank-2 correlation of the
 live latents (as analyze_lowrank)."""
 import numpy as np
-from language import eval_activations, load_lm, load_sae, load_tokens
-from language_features import active_tokens, feature_interactions, studied_latents
 
-from shared.io.runtime import pick_device
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import normalized_mse
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .language import eval_activations, load_lm, load_sae, load_tokens
+from .language_features import active_tokens, feature_interactions, studied_latents
 
 
 def main():
-    args = parse_args("lm", "data", "metrics", "arrays", many=("saes",))
+    run = start_run("lm", "data", "metrics", "arrays", many=("saes",))
+    args = run.args
     p = args.params
-    device = pick_device(p["device"])
+    device = run.device
     lm, lm_meta = load_lm(args.lm, device)
     layer, a = p["sae"]["layer"], p["analysis"]
     _, val_tokens, _ = load_tokens(args.data)

@@ -8,11 +8,12 @@ import itertools
 
 import numpy as np
 import torch
-from common import load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
+
+from .common import load_models
 
 
 def pair_similarity(vecs_by_seed, pairs):
@@ -22,7 +23,8 @@ def pair_similarity(vecs_by_seed, pairs):
 
 
 def main():
-    args = parse_args("checkpoint", "metrics", "arrays")
+    run = start_run("checkpoint", "metrics", "arrays")
+    args = run.args
     models, specs, meta = load_models(args.checkpoint)
     sizes = sorted({s["d_hidden"] for s in specs.values()})
     top = min(args.params["similarity_top"], sizes[0])  # a width-d model has only d eigenvectors

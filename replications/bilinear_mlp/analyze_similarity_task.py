@@ -11,10 +11,11 @@ drawn; v[d] weighs the constant. Fixed before the run:
   acc_bias_minus_nobias: test accuracy of the bias model minus the bias-free one, in points.
 """
 import torch
-from common import load_images, load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_images, load_models
 
 SHOWN = 3  # eigenvectors drawn from each end of the spectrum
 DIRECTIONS = {"true_minus_false": (-1.0, 1.0), "true": (0.0, 1.0)}  # classes: 0 = False, 1 = True
@@ -59,7 +60,8 @@ def spectrum_metrics(vals, vecs, pixels, augmented, target):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args = run.args
     models, specs, meta = load_models(args.checkpoint)
     task = specs["bias"]["task"]
     data = load_images(args.data, task)

@@ -6,16 +6,18 @@ Proxies for 'the top positive eigenvector is specific to its class' (I1), fixed 
   a class 'matches' when its own contrast is the closest.
 """
 import torch
-from common import load_images, load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_images, load_models
 
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args = run.args
     models, _, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     model = models["bilinear"]

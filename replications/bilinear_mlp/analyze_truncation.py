@@ -4,10 +4,11 @@ logits_c^(k) = sum_{i<k} lambda_ci (v~_ci . x)^2 on the clean test set; drop = f
 """
 import numpy as np
 import torch
-from common import load_images, load_models
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_images, load_models
 
 
 @torch.no_grad()
@@ -22,7 +23,8 @@ def truncated_accuracy(model, x, y, ks):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args = run.args
     models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data)
     x, y = data["x_test"].double(), data["y_test"]

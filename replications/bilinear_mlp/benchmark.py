@@ -5,17 +5,20 @@ matmul FLOP/s measured here on the step's own shapes and a large square one.
 grid_speedup = time to train the Fig 5 grid (widths 30, 50, 100 x 5 seeds, batch 2048) one model after another /
 time to train it as one batched run, with the per-model results compared.
 """
-import argparse
 import json
 import time
 
 import torch
-from model import ImageClassifier
 
 from shared.io.files import write_json
-from shared.io.runtime import describe, pick_device, seed_everything
+from shared.io.runtime import describe, seed_everything
 from shared.pipeline.benchmarking import matmul_peak, synchronizer
+from shared.pipeline.run import start_run
 from shared.train.supervised import EpochSchedule, Run, train
+
+from .model import ImageClassifier
+
+EPOCHS, REPEATS = 3, 2  # epochs per timed training, interleaved repeats of the grid comparison
 
 
 def step_flops(d_in, d, n_classes, batch):
@@ -38,26 +41,21 @@ def build_models(specs):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=2)
-    args = parser.parse_args()
-    device = pick_device(args.device)
+    run = start_run("out")  # params: {"device"}
+    args, device = run.args, run.device
     sync = synchronizer(device)
     batch, steps = 2048, 8
     data = synthetic_data(batch * steps, 784)
 
     peak, rates = matmul_peak(device, sync, [(batch, 784, 512), (batch, 512, 1024), (2048, 2048, 2048)])
     models = build_models([("d512", 512, 0)])
-    hist = train(models, [Run("d512", 0, 0.5, 1.0)], data, EpochSchedule(args.epochs, batch, progress=False), device)
+    hist = train(models, [Run("d512", 0, 0.5, 1.0)], data, EpochSchedule(EPOCHS, batch, progress=False), device)
     step_s = min(h["epoch_seconds"] for h in hist["d512"]) / steps
     achieved = step_flops(784, 512, 10, batch) / step_s
 
     grid = [(f"d{d}_s{s}", d, s) for d in (30, 50, 100) for s in range(5)]
     runs = [Run(name, s, 0.4, 1.0) for name, _, s in grid]
-    schedule = EpochSchedule(args.epochs, batch, progress=False, eval_every=args.epochs)
+    schedule = EpochSchedule(EPOCHS, batch, progress=False, eval_every=EPOCHS)
 
     def batched():
         models = build_models(grid)
@@ -74,7 +72,7 @@ def main():
 
     # interleaved repeats, best of each: another process's load hits both sides alike
     times, results = {"batched": [], "sequential": []}, {}
-    for _ in range(args.repeats):
+    for _ in range(REPEATS):
         for label, fn in (("batched", batched), ("sequential", sequential)):
             t0 = time.perf_counter()
             trained = fn()
@@ -92,7 +90,7 @@ def main():
             "matmul_peak_flops": peak, "matmul_rates": rates, "matmul_fraction": achieved / peak,
         },
         "grid_fig5": {
-            "models": len(grid), "epochs": args.epochs, "steps_per_epoch": steps, "repeats": args.repeats,
+            "models": len(grid), "epochs": EPOCHS, "steps_per_epoch": steps, "repeats": REPEATS,
             "sequential_seconds": sequential_s, "batched_seconds": batched_s, "all_seconds": times,
             "grid_speedup": sequential_s / batched_s, "max_abs_weight_difference": max_diff,
         },

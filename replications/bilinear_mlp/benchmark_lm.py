@@ -5,27 +5,24 @@ the fp32 matmul FLOP/s measured here on the step's own shapes and a large square
 FLOPs per step: 6 per weight and token for the matmuls (the token embedding is a lookup, not counted), plus the
 attention scores and their weighted sum, 12 * n_layer * n_ctx * d_model per token (forward + backward).
 """
-import argparse
 import json
 
 import torch
-from language import build_lm, load_tokens
 
 from shared.io.files import write_json
-from shared.io.runtime import describe, generator, pick_device
+from shared.io.runtime import describe, seed_everything
 from shared.pipeline.benchmarking import best_seconds, matmul_peak, synchronizer
+from shared.pipeline.run import start_run
 from shared.train.language_model import random_windows
+
+from .language import build, load_tokens
+
+REPEATS = 5  # best of this many timed steps
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--params", type=json.loads, required=True, help="the config's language section + device")
-    parser.add_argument("--data", required=True, help="the prepared text dataset (its vocabulary and tokens)")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    p = args.params
-    device = pick_device(p["device"])
+    run = start_run("data", "out")  # params: the config's language section + device; data: the prepared text
+    args, p, device = run.args, run.params, run.device
     sync = synchronizer(device)
     model_cfg, batch = p["model"], p["train"]["batch_size"]
     d, h, t, n_layer = model_cfg["d_model"], model_cfg["d_hidden"], model_cfg["n_ctx"], model_cfg["n_layer"]
@@ -36,10 +33,11 @@ def main():
     result = {"device": describe(device), "batch_size": batch, "n_ctx": t, "model": model_cfg, "vocab": vocab,
               "matmul_peak_flops": peak, "matmul_rates": rates}
     for mlp in ("bilinear", "reglu", "swiglu"):
-        torch.manual_seed(0)
-        model = build_lm({"mlp": mlp, "model": model_cfg, "vocab_size": vocab}).to(device)
+        seed = p["train"]["seed"]
+        seed_everything(run.seed(seed, "init"))
+        model = build({"kind": "lm", "mlp": mlp, "model": model_cfg, "vocab_size": vocab}).to(device)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        gen = generator(1)
+        gen = run.generator(seed, "batches")
         batches = [random_windows(tokens, batch, t + 1, gen).to(device) for _ in range(2)]
 
         def step():
@@ -49,7 +47,7 @@ def main():
                 loss.backward()
                 opt.step()
 
-        seconds = best_seconds(step, args.repeats, sync) / len(batches)
+        seconds = best_seconds(step, REPEATS, sync) / len(batches)
         weights = sum(q.numel() for name, q in model.named_parameters() if not name.startswith("embed"))
         flops = batch * t * (6 * weights + 12 * n_layer * t * d)
         result[mlp] = {"seconds_per_step": seconds, "tokens_per_second": batch * t / seconds,

@@ -1,10 +1,11 @@
 """What this paper's scripts share: the prepared images as float tensors, and the trained classifiers."""
-import model
-import target_task
 import torch
 
 from shared.data import read_prepared
-from shared.pipeline import scripts
+from shared.pipeline.run import load_models as load_checkpoint
+
+from . import target_task
+from .model import build
 
 
 def load_images(path, task=None):
@@ -23,5 +24,5 @@ def load_images(path, task=None):
 
 
 def load_models(path):
-    """{run name: ImageClassifier}, {name: run spec} and the checkpoint's metadata."""
-    return scripts.load_models(path, model.build)
+    """{run name: ImageClassifier}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
+    return load_checkpoint(path, build)

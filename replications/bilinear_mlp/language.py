@@ -6,9 +6,9 @@ import torch
 
 from shared.data import read_prepared
 from shared.data.stories import BOS, WORD_CLASSES, WordTokenizer
-from shared.io.checkpoints import load_state_dicts
 from shared.nn.sae import TopKSAE
 from shared.nn.transformer import Transformer
+from shared.pipeline.run import load_models
 from shared.train.language_model import document_starts, mlp_activations, windows_at
 
 
@@ -19,24 +19,28 @@ def load_tokens(path):
     return as_long(arrays["train_tokens"]), as_long(arrays["val_tokens"]), WordTokenizer.from_json(meta["vocab"])
 
 
-def build_lm(spec):
-    return Transformer(spec["vocab_size"], mlp=spec["mlp"], **spec["model"])
+def build(spec):
+    """The untrained module of one run of a language checkpoint: the transformer (kind 'lm') or a TopK SAE ('sae')."""
+    if spec["kind"] == "lm":
+        return Transformer(spec["vocab_size"], mlp=spec["mlp"], **spec["model"])
+    if spec["kind"] == "sae":
+        return TopKSAE(spec["d_model"], spec["n_features"], spec["k"])
+    raise ValueError(f"unknown model kind {spec['kind']!r}")
 
 
-def load_module(path, build, device="cpu"):
-    """(module, meta) from a single-module checkpoint; weights frozen, eval mode, no pickle executed."""
-    states, meta = load_state_dicts(path)
-    module = build(meta["spec"])
-    module.load_state_dict(states["model"])
-    return module.eval().requires_grad_(False).to(device), meta
+def load_one(path, device="cpu"):
+    """(module, meta) from a checkpoint holding one model (a transformer or an SAE); frozen, eval mode."""
+    models, _, meta = load_models(path, build)
+    (module,) = models.values()
+    return module.to(device), meta
 
 
 def load_lm(path, device="cpu"):
-    return load_module(path, build_lm, device)
+    return load_one(path, device)
 
 
 def load_sae(path, device="cpu"):
-    return load_module(path, lambda s: TopKSAE(s["d_model"], s["n_features"], s["k"]), device)
+    return load_one(path, device)
 
 
 def load_analysed(args, device):

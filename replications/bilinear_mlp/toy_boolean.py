@@ -20,7 +20,7 @@ from torch import nn
 from shared.io.runtime import generator, seed_everything
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.bilinear import Bilinear
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 
 GATES = {
     "and": lambda a, b: a & b,
@@ -139,7 +139,8 @@ def antisymmetric_ratio(raw):
 
 
 def main():
-    args = parse_args("metrics", "arrays")
+    run = start_run("metrics", "arrays")
+    args = run.args
     p = args.params
     n = p["n_inputs"]
     common = dict(n_inputs=n, n_hidden=p["n_hidden"], p_on=p["p_on"], steps=p["steps"],

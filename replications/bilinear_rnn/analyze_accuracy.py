@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from shared.io.files import read_json
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 
 
 def per_seed(runs, task, key):
@@ -41,8 +41,8 @@ def cell_metrics(seeds, solved, at_chance):
 
 
 def main():
-    args = parse_args("paper_table", "metrics", "arrays", many=("evals",))
-    p = args.params  # {"analysis", "hierarchy", "experiments", "lengths"}
+    run = start_run("paper_table", "metrics", "arrays", many=("evals",))
+    args, p = run.args, run.params  # {"analysis", "hierarchy", "experiments", "lengths"}
     a = p["analysis"]
     evals = {e["experiment"]: e for e in map(read_json, args.evals)}
     paper = yaml.safe_load(open(args.paper_table))["values"]

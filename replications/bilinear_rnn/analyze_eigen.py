@@ -8,9 +8,10 @@ burn-in (positions `subspace_positions`), cut where the singular values fall bel
 """
 import numpy as np
 import torch
-from common import load_models, read_test_sets
 
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import load_models, read_test_sets
 
 
 def visited_basis(model, tokens, positions, tol):
@@ -25,11 +26,11 @@ def visited_basis(model, tokens, positions, tol):
 
 
 def main():
-    args = parse_args("checkpoint", "tasks", "metrics", "arrays")
-    a = args.params
+    run = start_run("checkpoint", "tasks", "metrics", "arrays")
+    args, a = run.args, run.params
     models, specs, meta = load_models(args.checkpoint)
     name = sorted(n for n, s in specs.items() if s["task"] == a["eigen_task"] and s["seed"] == a["eigen_seed"])[0]
-    model, m = models[name].double(), specs[name]["n_states"]  # rules.smk checked: an addition task of this run
+    model, m = models[name].double(), specs[name]["n_states"]  # pipeline.check: an addition task of this run
     tokens = read_test_sets(args.tasks)[a["eigen_task"]][0][:256]
     basis, singular = visited_basis(model, tokens, a["subspace_positions"], a["subspace_tol"])
     eigvals, invariance = [], []

@@ -1,22 +1,19 @@
 """Speed of training many small runs stacked (shared.train.stacked: one set of kernels for all) against one after
-another, measured in the same process on the same runs, with the trained weights compared.
+another, measured in the same process on the same runs, with the trained weights compared. One thread (the
+benchmark rule's, as the quick tier trains: one thread per training job).
 
-    python replications/bilinear_rnn/benchmark.py --out results/benchmarks/bilinear_rnn.json [--device auto]
+    snakemake --cores 1 bilinear_rnn_benchmark      (or `snakemake --cores 2 benchmarks`: every paper's)
 """
-import argparse
-import sys
-from pathlib import Path
+from shared.data.sequence_tasks import parse_task
+from shared.io.files import write_json
+from shared.io.runtime import describe, seed_everything
+from shared.pipeline.provenance import collect
+from shared.pipeline.run import start_run
+from shared.train.sequences import SeqRun, StepSchedule, timed, train_runs
 
-import torch
+from .model import build
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from model import build  # noqa: E402
-
-from shared.data.sequence_tasks import parse_task  # noqa: E402
-from shared.io.files import write_json  # noqa: E402
-from shared.io.runtime import describe, pick_device, seed_everything  # noqa: E402
-from shared.pipeline.provenance import collect  # noqa: E402
-from shared.train.sequences import SeqRun, StepSchedule, timed, train_runs  # noqa: E402
+STEPS = 300
 
 CASES = [  # (variant spec, task, seeds): the shapes of the quick tier's experiments
     ({"model": "full"}, "modadd5", 8),
@@ -34,14 +31,9 @@ def fresh(spec, task, seeds):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--steps", type=int, default=300)
-    args = parser.parse_args()
-    torch.set_num_threads(1)  # as the quick tier trains: one thread per training job
-    device = pick_device(args.device)
-    schedule = StepSchedule(steps=args.steps, progress=False)
+    run = start_run("out")  # params: {"device"}
+    device = run.device
+    schedule = StepSchedule(steps=STEPS, progress=False)
     results = []
     for spec, task_name, seeds in CASES:
         task = parse_task(task_name)
@@ -52,12 +44,12 @@ def main():
         _, t_stack = timed(train_runs, stacked, runs, schedule, device, stacked=True, device=device)
         diff = max((a - b).abs().max().item() for name in stacked
                    for a, b in zip(stacked[name].state_dict().values(), one_by_one[name].state_dict().values()))
-        results.append({"variant": spec, "task": task_name, "runs": seeds, "steps": args.steps,
+        results.append({"variant": spec, "task": task_name, "runs": seeds, "steps": STEPS,
                         "sequential_s": round(t_seq, 3), "stacked_s": round(t_stack, 3),
                         "speedup": round(t_seq / t_stack, 2), "max_abs_weight_diff": diff,
                         "stacked_tokens_per_s": round(schedule.expected_tokens(seeds) / t_stack)})
         print(results[-1])
-    write_json(args.out, {
+    write_json(run.args.out, {
         "what": "training the same runs one after another vs stacked in one vmap'd model, same process",
         "cases": results, "speedup_min": min(r["speedup"] for r in results),
         "device": describe(device), "provenance": collect(device=describe(device)),

@@ -1,16 +1,18 @@
 """What this paper's scripts share: run specs from the config, the task file, and the trained models."""
 import json
 
-import model
 import torch
 from safetensors.torch import load_file, safe_open
 
 from shared.data.sequence_tasks import Task
-from shared.pipeline import scripts
+from shared.pipeline.run import load_models as load_checkpoint
+
+from .model import build
 
 
 def run_specs(experiment, cfg):
-    """One spec per (task, seed, learning rate) of an experiment: everything `model.build` and training need."""
+    """One spec per (task, seed, learning rate) of an experiment: everything `model.build` and training need.
+    `cfg` holds `experiments` (at least this one), `lrs` and `d_hidden`."""
     spec = cfg["experiments"][experiment]
     specs = []
     for task in spec["tasks"]:
@@ -44,7 +46,7 @@ def with_task_shape(spec, task):
 
 def load_models(path):
     """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return scripts.load_models(path, model.build)
+    return load_checkpoint(path, build)
 
 
 def majority_rate(states):

@@ -7,16 +7,17 @@ are also evaluated the two inexact ways ("renormalize": the scale dropped; "plai
 normalization), because their exact function and these two differ.
 """
 import torch
-from common import load_models, majority_rate, normalize, read_test_sets
 
 from shared.io.files import write_json
-from shared.pipeline.scripts import parse_args
+from shared.pipeline.run import start_run
 from shared.train.sequences import accuracy_by_position
+
+from .common import load_models, majority_rate, normalize, read_test_sets
 
 
 def main():
-    args = parse_args("checkpoint", "tasks", "out")
-    lengths = args.params["lengths"]
+    run = start_run("checkpoint", "tasks", "out")
+    args, lengths = run.args, run.params["lengths"]
     models, specs, meta = load_models(args.checkpoint)
     tests = read_test_sets(args.tasks)
     runs = {}

@@ -9,8 +9,7 @@ when such a unit exists: probability 1 - 2^-H. Computed in log space, so length 
 import numpy as np
 import torch
 
-from shared.io.runtime import generator
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import start_run, write_metrics
 
 
 def features(a0, a1, n0, n1):
@@ -46,10 +45,10 @@ def success_rate(H, draws, entries, gen, test, steps=300, lr=1.0):
 
 
 def main():
-    args = parse_args("metrics", "arrays")
-    a = args.params  # the analysis section, plus "length" (the test length, made even) and "sequences"
+    run = start_run("metrics", "arrays")
+    args, a = run.args, run.params  # the analysis section, plus "length" (the test length, made even) and "sequences"
     length = a["length"] - a["length"] % 2
-    gen = generator(a["seed"])
+    gen = run.generator(a["seed"], "frozen")  # its own stream of test.seed: not the test sets' (prepare_data.py)
     n1 = torch.randint(0, 2, (a["sequences"], length), generator=gen).sum(1).double()  # 1s in random sequences
     test = (length - n1, n1, n1 % 2)
     rates, predicted = [], []

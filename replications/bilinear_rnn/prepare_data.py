@@ -2,26 +2,25 @@
 
 Training draws fresh sequences from the same automata (train.py); the tables travel in this file's metadata, so
 training and evaluation always agree on them. Test sequences come from their own seed (config `test.seed`), one
-stream per task, so adding a task does not change another task's test set.
+stream per task (`run.generator(test.seed, "test/<task>")`), so adding a task does not change another task's
+test set.
 """
 import json
-import zlib
 
 from safetensors.torch import save_file
 
 from shared.data.sequence_tasks import is_commutative, parse_task, sample
 from shared.io.files import atomic_path
-from shared.io.runtime import generator
-from shared.pipeline.scripts import parse_args
+from shared.pipeline.run import start_run
 
 
 def main():
-    args = parse_args("out")
-    p = args.params  # {"tasks": [...], "fsm_seed", "test": {...}}
+    run = start_run("out")
+    args, p = run.args, run.params  # {"tasks": [...], "fsm_seed", "test": {...}}
     tensors, meta = {}, {}
     for name in p["tasks"]:
         task = parse_task(name, p["fsm_seed"])
-        gen = generator(p["test"]["seed"] + zlib.crc32(name.encode()))
+        gen = run.generator(p["test"]["seed"], f"test/{name}")
         tokens, states = sample(task, p["test"]["sequences"], p["test"]["length"], gen)
         tensors[f"{name}/tokens"], tensors[f"{name}/states"] = tokens, states
         meta[name] = {"kind": task.kind, "m": task.m, "table": [list(row) for row in task.table],

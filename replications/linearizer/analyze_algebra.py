@@ -7,12 +7,13 @@ f is the one-step generator (Euler collapse, noise -> data); rank-deficient chec
 time t (A_t has rank <= r).
 """
 import torch
-from common import as_float, load_data, load_model, relative_errors, spread, summary
-from sampling import collapse, one_step_generator
 
-from shared.io.runtime import generator, pick_device
+from shared.io.runtime import generator
 from shared.nn.linearizer import Linearizer
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import write_metrics
+
+from .common import as_float, relative_errors, spread, start_analysis, summary
+from .sampling import collapse, one_step_generator
 
 
 def scalar_errors(a, b):
@@ -57,13 +58,8 @@ def checks(model, noise, more_noise, x, coeffs, steps, t):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # {"inputs", "steps", "t", "seed", "coefficient", "device"}
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    device = pick_device(p["device"])
-    base, meta = load_model(args.checkpoint, device)
-    data, shape, scale = load_data(args.data)
+    run, base, spec, meta, data, shape, scale = start_analysis()
+    args, p, device = run.args, run.params, run.device  # p: {"model", "inputs", "steps", "t", "seed", "coefficient", "device"}
     rng = generator(p["seed"])
     noise, more_noise = (torch.randn(p["inputs"], *shape, generator=rng) for _ in range(2))
     coeffs = ((torch.rand(2, p["inputs"], generator=rng) * 2 - 1) * p["coefficient"]).unbind(0)
@@ -78,8 +74,9 @@ def main():
         for check, values in errors.items():
             arrays[f"{name}.{check}"] = values
             metrics |= {f"{name}.{check}.{k}": v for k, v in summary(values, name).items()}
-    info = {"dataset": meta["dataset"], "inputs": p["inputs"], "steps": p["steps"], "t": p["t"], "seed": p["seed"]}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    info = {"model": p["model"], "dataset": spec["dataset"], "inputs": p["inputs"], "steps": p["steps"], "t": p["t"],
+            "seed": p["seed"]}
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     for k, v in metrics.items():
         print(f"{k:40s} {v:.3e}")
 

@@ -6,12 +6,13 @@ fp32 is what a user runs (TF32 off, which would otherwise change matmul precisio
 """
 import numpy as np
 import torch
-from common import as_float, load_data, load_model, psnr, relative_errors, spread, summary
-from quality import PixelPCA, energy_distance, frechet
-from sampling import collapse, many_steps, one_step_generator
 
-from shared.io.runtime import generator, pick_device
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.io.runtime import generator
+from shared.pipeline.run import write_metrics
+
+from .common import as_float, psnr, relative_errors, spread, start_analysis, summary
+from .quality import PixelPCA, energy_distance, frechet
+from .sampling import collapse, many_steps, one_step_generator
 
 PRECISIONS = {"fp32": torch.float32, "fp64": torch.float64}
 
@@ -41,13 +42,9 @@ def inversion(model, x, steps, method):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # the analysis config: steps, released_steps, samples, invert, seed, singular, grid, quality, ...
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    device = pick_device(p["device"])
-    base, meta = load_model(args.checkpoint, device)
-    data, shape, scale = load_data(args.data)
+    run, base, spec, meta, data, shape, scale = start_analysis()
+    args, p, device = run.args, run.params, run.device
+    # p: the analysis config (steps, released_steps, samples, invert, seed, singular, grid, quality, ...)
     eps = torch.randn(p["samples"], *shape, generator=generator(p["seed"]))
     x_test = as_float(data["x_test"], scale)
 
@@ -100,9 +97,8 @@ def main():
                "rk4": fp32_samples["rk4"][: p["grid"]], "shape": np.array(shape)}
     if p["quality"] == "energy":  # 2-D points: every point, for the scatter plots
         arrays |= {"data": test, "one_step": one, "many_steps": many, "identity_control": ctrl}
-    info = {"dataset": meta["dataset"], "steps": p["steps"], "samples": p["samples"], "seed": p["seed"],
-            "train_wall_s": round(meta["wall_seconds"], 1), "device": meta["device"]}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    info = {"dataset": spec["dataset"], "steps": p["steps"], "samples": p["samples"], "seed": p["seed"]}
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     print({k: round(v, 6) if isinstance(v, float) else v for k, v in metrics.items()})
 
 

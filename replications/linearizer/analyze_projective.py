@@ -4,12 +4,13 @@ data are to being fixed points, against the linear projector of the same rank (u
 pixels, i.e. the same model with g = identity); and what f makes of noise (Frechet distance on pixel principal components)."""
 import numpy as np
 import torch
-from common import as_float, load_data, load_model, relative_errors, spread, summary
-from quality import PixelPCA, frechet
 
-from shared.io.runtime import generator, pick_device
+from shared.io.runtime import generator
 from shared.nn.linearizer import Linearizer
-from shared.pipeline.scripts import parse_args, write_metrics
+from shared.pipeline.run import write_metrics
+
+from .common import as_float, relative_errors, spread, start_analysis, summary
+from .quality import PixelPCA, frechet
 
 
 def inputs(x_test, shape, count, rng):
@@ -20,16 +21,11 @@ def inputs(x_test, shape, count, rng):
 
 
 def main():
-    args = parse_args("checkpoint", "data", "metrics", "arrays")
-    p = args.params  # {"inputs", "seed", "control_scale", "device", "grid"}
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    device = pick_device(p["device"])
-    base, meta = load_model(args.checkpoint, device)
-    data, shape, scale = load_data(args.data)
+    run, base, spec, meta, data, shape, scale = start_analysis()
+    args, p, device = run.args, run.params, run.device  # p: {"inputs", "seed", "control_scale", "components", "grid", "device"}
     x_train, x_test = as_float(data["x_train"], scale), as_float(data["x_test"], scale)
     families = inputs(x_test, shape, p["inputs"], generator(p["seed"]))
-    perturbation = torch.randn(base.n, base.n, generator=generator(p["seed"] + 1)) / base.n**0.5
+    perturbation = torch.randn(base.n, base.n, generator=run.generator(p["seed"], "control")) / base.n**0.5
 
     metrics, arrays = {}, {}
     for name, dtype in (("fp64", torch.float64), ("fp32", torch.float32)):
@@ -59,7 +55,7 @@ def main():
     with torch.no_grad():
         recon = model.linearizer()(x_test.to(device))
         flat_train = x_train.reshape(len(x_train), -1).double()
-        basis = torch.linalg.svd(flat_train, full_matrices=False)[2][: meta["model"]["rank"]].T
+        basis = torch.linalg.svd(flat_train, full_matrices=False)[2][: spec["model"]["rank"]].T
         linear = (x_test.reshape(len(x_test), -1).double() @ basis @ basis.T).reshape(x_test.shape)
         metrics["fixed_point.linearizer"] = float(np.median(relative_errors(recon, x_test)))
         metrics["fixed_point.linear_projector"] = float(np.median(relative_errors(linear, x_test)))
@@ -70,8 +66,8 @@ def main():
         metrics["fixed_point.ratio_to_linear"] = metrics["fixed_point.linearizer"] / metrics["fixed_point.linear_projector"]
         metrics["noise_projection.ratio"] = metrics["noise_projection.frechet"] / metrics["noise_projection.frechet_of_noise"]
     arrays["shape"] = np.array(shape)
-    info = {"dataset": meta["dataset"], "rank": meta["model"]["rank"], "inputs": p["inputs"], "seed": p["seed"]}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    info = {"dataset": spec["dataset"], "rank": spec["model"]["rank"], "inputs": p["inputs"], "seed": p["seed"]}
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     for k, v in metrics.items():
         print(f"{k:45s} {v:.4g}")
 

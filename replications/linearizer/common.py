@@ -1,15 +1,16 @@
-"""What this paper's scripts share: prepared data as float tensors, models from checkpoints, error measures."""
+"""What this paper's scripts share: prepared data as float tensors, the trained model of a checkpoint, what every
+analysis starts with, and error measures."""
 import json
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
-from model import OneStepModel, ProjectiveModel
 
 from shared.data import read_prepared
-from shared.io.checkpoints import load_state_dicts
+from shared.pipeline.run import load_models, start_run
 
-MODELS = {"onestep": OneStepModel, "projective": ProjectiveModel}
+from .model import build
 
 
 def load_data(path):
@@ -29,16 +30,32 @@ def as_float(x, scale):
     return x.float() / scale
 
 
-def build(kind, shape, cfg):
-    return MODELS[kind](shape, cfg)
-
-
 def load_model(path, device="cpu"):
-    """(model in eval mode with frozen weights, checkpoint metadata); safetensors, so no pickle runs."""
-    states, meta = load_state_dicts(path)
-    model = build(meta["kind"], meta["shape"], meta["model"])
-    model.load_state_dict(states["model"])
-    return model.requires_grad_(False).eval().to(device), meta
+    """The one model of a checkpoint train.py wrote (eval mode, weights frozen) on `device`, its run spec and the
+    checkpoint's metadata; safetensors, so no pickle runs."""
+    models, specs, meta = load_models(path, build)
+    (name, model), = models.items()
+    return model.to(device), specs[name], meta
+
+
+class Opened(NamedTuple):
+    run: Any  # the run contract's context (start_run)
+    model: torch.nn.Module  # float32, on run.device
+    spec: dict  # the model's run spec: kind, dataset, shape, model, train, seed
+    meta: dict  # the checkpoint's metadata (write_metrics reports its provenance)
+    data: dict
+    shape: tuple
+    scale: float
+
+
+def start_analysis():
+    """What every analysis starts with: the run (--checkpoint, --data, --metrics, --arrays), TF32 off (it would
+    change matmul precision on a GPU), the trained model on the run's device and the data."""
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model, spec, meta = load_model(run.args.checkpoint, run.device)
+    return Opened(run, model, spec, meta, *load_data(run.args.data))
 
 
 def relative_errors(a, b):

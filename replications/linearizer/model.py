@@ -126,3 +126,12 @@ class ProjectiveModel(nn.Module):
     def loss(self, x):
         """Data are fixed points: ||f(x) - x||^2 (no noise injection, as the paper's summary describes)."""
         return F.mse_loss(self.linearizer()(x), x)
+
+
+MODELS = {"onestep": OneStepModel, "projective": ProjectiveModel}
+
+
+def build(spec):
+    """The untrained model of one run spec ({"kind", "shape", "model": its config, ...}, as train.py saves it);
+    the caller seeds torch first."""
+    return MODELS[spec["kind"]](spec["shape"], spec["model"])

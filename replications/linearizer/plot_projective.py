@@ -1,9 +1,10 @@
 """Projective model f = g^-1(P g(x)) with P^2 = P: for held-out data, Gaussian noise, uniform noise and inverted
 digits, the input, f(x), f(f(x)), and |f(f(x)) - f(x)| divided by its largest entry in the family, one row each."""
 import numpy as np
-from images import as_images, show_row
 
 from shared.pipeline.plots import figure_args, save, subplots
+
+from .images import as_images, show_row
 
 args, arrays = figure_args()
 families = ["data", "gaussian", "uniform", "inverted"]

@@ -1,9 +1,9 @@
 """One-step generation: held-out data, samples from 100 Euler steps, the one collapsed matrix B, 100 RK4 steps, the
 released code's one-step 'rk' matrix and the A = I control, then held-out images encoded through pinv(B) and
 regenerated. One row each, the first 16 elements."""
-from images import as_images, show_row
-
 from shared.pipeline.plots import figure_args, save, subplots
+
+from .images import as_images, show_row
 
 args, arrays = figure_args()
 rows = [

@@ -1,9 +1,10 @@
 """The generator's SVD seen in data space: g_x^-1(+c u_i) and g_x^-1(-c u_i) along its top left singular vectors u_i
 (titled with sigma_i), the induced origin g_x^-1(0), and the whole singular value spectrum on a log scale."""
 import numpy as np
-from images import as_images, show_row
 
 from shared.pipeline.plots import figure_args, save, subplots
+
+from .images import as_images, show_row
 
 args, arrays = figure_args()
 plus, minus = (as_images(arrays[k], arrays.get("shape")) for k in ("singular_plus", "singular_minus"))

@@ -3,7 +3,7 @@
 eight_gaussians: generated 2-D points (a mixture of 8 Gaussians on a circle), seeded.
 digits: scikit-learn's bundled 8x8 digits (in the package, nothing downloaded), 16 grey levels scaled to [0, 1];
         the last 450 images (other writers than most of the first ones) are the test split.
-mnist_5k / mnist / celeba_64: a prepared registry dataset (shared/data.py), kept as uint8 (scale 255), shaped
+mnist_5k / mnist / celeba_64: a prepared registry dataset (shared/data/registry.py), kept as uint8 (scale 255), shaped
         flat (D,) or as an image (C, H, W), optionally resized (the released code resizes MNIST to 32 x 32).
 """
 import json
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
 from shared.data import read_prepared, write_safetensors
-from shared.pipeline.scripts import parse_args
+from shared.pipeline.run import start_run
 
 
 def eight_gaussians(n, seed, radius, std):
@@ -40,12 +40,12 @@ def registry_images(path, layout, size):
 
 
 def main():
-    args = parse_args("out")
-    p = args.params  # {"dataset": name, "spec": its config, "source": prepared registry file or null}
+    run = start_run("out", optional=("source",))
+    args, p = run.args, run.params  # {"dataset": name, "spec": its config}; --source: the prepared registry file
     name, spec = p["dataset"], p["spec"]
-    if name == "eight_gaussians":
+    if name == "eight_gaussians":  # the training points from the dataset's seed, the test points from a stream of it
         arrays = {"x_train": eight_gaussians(spec["train"], spec["seed"], spec["radius"], spec["std"]),
-                  "x_test": eight_gaussians(spec["test"], spec["seed"] + 1, spec["radius"], spec["std"])}
+                  "x_test": eight_gaussians(spec["test"], run.seed(spec["seed"], "test"), spec["radius"], spec["std"])}
         arrays |= {"y_train": np.zeros(spec["train"], np.int64), "y_test": np.zeros(spec["test"], np.int64)}
         scale = 1.0
     elif name == "digits":
@@ -56,7 +56,7 @@ def main():
         if spec["layout"] == "image":
             arrays["x_train"], arrays["x_test"] = (a.reshape(-1, 1, 8, 8) for a in (arrays["x_train"], arrays["x_test"]))
     else:
-        arrays, scale = registry_images(p["source"], spec["layout"], spec.get("size"))
+        arrays, scale = registry_images(args.source[0], spec["layout"], spec.get("size"))
     shape = list(arrays["x_train"].shape[1:])
     write_safetensors(arrays, args.out, {"dataset": name, "shape": json.dumps(shape), "scale": str(scale)})
     print({k: v.shape for k, v in arrays.items()})

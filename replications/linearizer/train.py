@@ -1,18 +1,17 @@
 """Train one model of this paper (the one-step flow-matching Linearizer or the projective one) on one dataset.
 
-Writes a safetensors checkpoint (config and provenance in its metadata) and a JSON loss history. Batches, times and
-noise come from one CPU generator seeded by the run's seed, so a run's numbers do not depend on the device's RNG.
+Writes a safetensors checkpoint (its run spec, device, wall time and provenance in the metadata: `Run.save`) and a
+JSON loss history. Batches, times and noise come from one CPU generator seeded by the run's seed, so a run's
+numbers do not depend on the device's RNG; the held-out loss uses noise of its own stream, the same at every log.
 """
-import time
-
 import torch
-from common import as_float, build, load_data
 
-from shared.io.checkpoints import save_models
 from shared.io.files import write_json
-from shared.io.runtime import describe, generator, pick_device, seed_everything
-from shared.pipeline.provenance import collect
-from shared.pipeline.scripts import parse_args
+from shared.io.runtime import generator, seed_everything
+from shared.pipeline.run import start_run
+
+from .common import as_float, load_data
+from .model import build
 
 
 def batch_losses(model, kind, x1, rng, sigma, device):
@@ -27,19 +26,20 @@ def batch_losses(model, kind, x1, rng, sigma, device):
 
 
 def main():
-    args = parse_args("data", "checkpoint", "history")
-    p = args.params  # {"kind", "dataset", "model": {...}, "train": {...}, "seed", "device"}
-    kind, tcfg = p["kind"], p["train"]
-    data, shape, scale = load_data(args.data)
-    device = pick_device(p["device"])
-    seed_everything(p["seed"])
-    model = build(kind, shape, p["model"]).to(device)
+    run = start_run("data", "checkpoint", "history")
+    p = run.params  # {"name", "kind", "dataset", "model": {...}, "train": {...}, "seed", "device"}
+    kind, tcfg, device = p["kind"], p["train"], run.device
+    data, shape, scale = load_data(run.args.data)
+    spec = {"name": p["name"], "seed": p["seed"], "kind": kind, "dataset": p["dataset"], "shape": list(shape),
+            "model": p["model"], "train": tcfg}
+    seed_everything(spec["seed"])  # the init stream is the run's seed itself
+    model = build(spec).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=tcfg["lr"])
-    rng = generator(p["seed"])
+    rng = generator(p["seed"])  # batches, times and noise (a CPU generator, as the shared trainer's data order)
     x_train = data["x_train"]
     held_out = as_float(data["x_test"][: tcfg["batch_size"]], scale).to(device)
 
-    history, t0 = [], time.perf_counter()
+    history = []
     for step in range(1, tcfg["steps"] + 1):
         model.train()
         x1 = as_float(x_train[torch.randint(len(x_train), (tcfg["batch_size"],), generator=rng)], scale).to(device)
@@ -50,16 +50,15 @@ def main():
         optimizer.step()
         if step % tcfg["log_every"] == 0 or step == tcfg["steps"]:
             model.eval()
-            with torch.no_grad():  # the same objective on a fixed held-out batch, fixed noise (seeded per log)
-                _, test_terms = batch_losses(model, kind, held_out, generator(p["seed"] + 1), tcfg.get("sigma", 0.0), device)
+            with torch.no_grad():  # the same objective on a fixed held-out batch, the same noise at every log
+                held_out_rng = run.generator(p["seed"], "held_out")
+                _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg.get("sigma", 0.0), device)
             history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms.items()},
                             **{f"test_{k}": v.item() for k, v in test_terms.items()}})
             print(history[-1], flush=True)
-    wall = time.perf_counter() - t0
-    meta = {"kind": kind, "dataset": p["dataset"], "shape": list(shape), "model": p["model"], "train": tcfg,
-            "seed": p["seed"], "device": describe(device), "wall_seconds": wall, "provenance": collect()}
-    save_models(args.checkpoint, {"model": model.cpu()}, meta)
-    write_json(args.history, {"history": history, "wall_seconds": wall, "device": describe(device)})
+    meta = run.save(run.args.checkpoint, {spec["name"]: model.cpu()}, [spec], experiment=kind)
+    write_json(run.args.history, {**meta, "history": history})
+    print(f"{spec['name']}: {tcfg['steps']} steps, {meta['wall_seconds']:.1f} s on {meta['device']}")
 
 
 if __name__ == "__main__":

@@ -1,1 +1,1 @@
-"""io"""
+"""Files written atomically, safetensors checkpoints (never pickle), devices and seeding."""

@@ -1,1 +1,1 @@
-"""nn"""
+"""Layers and their weight-based analyses: bilinear layers, recurrent, invertible flows, the Linearizer, autoencoders."""

@@ -201,7 +201,7 @@ def _score_claim(claim, metrics, skipped, tier):
     if name in metrics:
         value = metrics[name]
         result.reproduced = format_value(value)
-        passed, result.reason = evaluate(claim["check"], spec, value)
+        passed, result.reason = apply_check(claim["check"], spec, value)
         result.status = PASS if passed else FAIL
     elif name in skipped:
         result.reason = skipped[name]
@@ -210,7 +210,7 @@ def _score_claim(claim, metrics, skipped, tier):
     return result
 
 
-def evaluate(check, spec, value):
+def apply_check(check, spec, value):
     """Return (passed, reason); the reason says why a value fails (empty on PASS)."""
     if check in ("is_true", "is_false"):
         if not isinstance(value, bool):

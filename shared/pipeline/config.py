@@ -23,10 +23,13 @@ def validate_tier(tier):
 
 
 def deep_merge(base, override):
-    """Return base updated by override; nested mappings merge, everything else replaces."""
+    """Return base updated by override; nested mappings merge, everything else replaces, and a key set to null
+    (`~`) is removed, so an override can drop an experiment (a tiny test config does)."""
     merged = copy.deepcopy(base)
     for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = copy.deepcopy(value)

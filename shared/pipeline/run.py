@@ -31,7 +31,7 @@ def derive_seed(seed, stream):
     return int.from_bytes(digest[:8], "little") >> 1  # < 2**63: valid for torch, numpy (mod 2**32) and random
 
 
-class Run:
+class RunContext:
     def __init__(self, args):
         self.args = args
         self.params = args.params
@@ -68,7 +68,7 @@ class Run:
 
 def start_run(*paths, many=(), optional=()):
     """Parse the rule's arguments (`paths`: one path each, `many`: one or more, `optional`: may be absent), set the
-    thread count and return the Run."""
+    thread count and return the RunContext."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--params", type=json.loads, default={})
     parser.add_argument("--threads", type=int, default=0)
@@ -81,7 +81,7 @@ def start_run(*paths, many=(), optional=()):
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    return Run(args)
+    return RunContext(args)
 
 
 def load_models(path, build):

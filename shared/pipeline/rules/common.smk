@@ -13,21 +13,17 @@ rule index:
     output:
         "reports/index.md",
         [f"reports/{name}/claims.csv" for name in PAPERS],
-    params:
-        python=sys.executable,
     log:
         "logs/index.log",
+    params:
+        python=sys.executable,
     shell:
         "{params.python:q} -m shared.pipeline.report index --reports reports --out reports/index.md > {log:q} 2>&1"
 
 
 rule benchmarks:
     input:
-        [
-            f"results/benchmarks/{stem}.json"
-            for P in PAPERS.values()
-            for stem in getattr(P.module, "BENCHMARKS", ())
-        ],
+        [f"results/benchmarks/{stem}.json" for P in PAPERS.values() for stem in getattr(P.module, "BENCHMARKS", ())],
         "results/benchmarks/platform.json",
     output:
         "reports/benchmarks.json",
@@ -37,3 +33,18 @@ rule benchmarks:
         from shared.io.files import read_json, write_json
 
         write_json(output[0], {Path(f).stem: read_json(f) for f in input})
+
+
+rule platform_benchmark:
+    output:
+        "results/benchmarks/platform.json",
+    log:
+        "logs/platform_benchmark.log",
+    threads: 64  # Snakemake caps it at --cores: the benchmark runs Snakemake and pytest itself, alone on the machine
+    params:
+        python=sys.executable,
+        # the two full quick-tier runs (--cores 1 and 2) take most of this rule's time; skip them with
+        # --config benchmark_quick_suite=false
+        skip="" if config.get("benchmark_quick_suite", True) else "--skip-quick-suite",
+    shell:
+        "{params.python:q} -m shared.pipeline.platform_benchmark --out {output:q} {params.skip} > {log:q} 2>&1"

@@ -3,13 +3,13 @@
 rule prepare_dataset:
     output:
         "data/prepared/{dataset}.safetensors",
-    params:
-        python=sys.executable,
-        cache=config.get("data_dir", "data/raw"),
     log:
         "logs/data/{dataset}.log",
     resources:
         mem_mb=16000,  # CelebA: a 1.4 GB zip decoded into a 2.5 GB array
         runtime=120,
+    params:
+        python=sys.executable,
+        cache=config.get("data_dir", "data/raw"),
     shell:
         "{params.python:q} -m shared.data prepare {wildcards.dataset} {output:q} --cache {params.cache:q} > {log:q} 2>&1"

@@ -1,6 +1,7 @@
 # The rules every paper shares, loaded once per paper as a Snakemake module with that paper as `P`
 # (shared.pipeline.paper.Paper): the resolved config, one rule per analysis namespace, its figures, the report.
 # The Snakefile names them <paper>_config, <paper>_analyze, <paper>_figure, <paper>_report.
+import os
 import sys
 
 from shared.pipeline.paper import Caption, path_args, step_shell
@@ -16,14 +17,14 @@ wildcard_constraints:
 rule config:
     output:
         P.out("config.json"),
-    params:
-        cfg=P.params(P.cfg),
     log:
         P.log("config"),
+    params:
+        cfg=P.params(P.cfg),
     run:
         from shared.io.files import write_text
 
-        write_text(output[0], params.cfg + "\n")
+        write_text(output[0], f"{params.cfg}\n")
 
 
 rule analyze:
@@ -32,11 +33,6 @@ rule analyze:
     output:
         metrics=P.out("metrics/{ns}.json"),
         arrays=P.out("analysis/{ns}.npz"),
-    params:
-        python=sys.executable,
-        module=lambda w: P.module_name(P.analyses[w.ns].script),
-        p=lambda w: P.params(P.analyses[w.ns].params),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("analyze_{ns}"),
     threads: lambda w: P.threads(P.analyses[w.ns].resources)
@@ -44,6 +40,11 @@ rule analyze:
         gpu=lambda w: P.resources(P.analyses[w.ns].resources)["gpu"],
         mem_mb=lambda w: P.resources(P.analyses[w.ns].resources)["mem_mb"],
         runtime=lambda w: P.resources(P.analyses[w.ns].resources)["runtime"],
+    params:
+        python=sys.executable,
+        module=lambda w: P.module_name(P.analyses[w.ns].script),
+        p=lambda w: P.params(P.analyses[w.ns].params),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -61,12 +62,12 @@ rule figure:
             category=P.name,
             subcategory="{ns}",
         ),
+    log:
+        P.log("figure_{fig}--{ns}"),
     params:
         python=sys.executable,
         module=lambda w: P.module_name(f"plot_{w.fig}"),
         caption=lambda w: Caption(f"{P.dir}/captions/{w.fig}.rst"),
-    log:
-        P.log("figure_{fig}--{ns}"),
     shell:
         "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns} "
         "> {log:q} 2>&1"
@@ -84,16 +85,16 @@ rule report:
         f"{P.reports}/report.md",
         f"{P.reports}/claims.csv",
         f"{P.reports}/provenance.json",
+    log:
+        P.log("report"),
     params:
         python=sys.executable,
         skipped=P.params(P.skipped),
         name=P.name,
         tier=P.tier,
-        reports=P.reports,
-        dir=P.dir,
-    log:
-        P.log("report"),
+        out_dir=lambda w, output: os.path.dirname(output[0]),
+        paper_dir=lambda w, input: os.path.dirname(input.claims),
     shell:
         "{params.python:q} -m shared.pipeline.report render --paper {params.name} --tier {params.tier} "
-        "--paper-dir {params.dir} --metrics {input.metrics} --figures {input.figures} --out-dir {params.reports} "
+        "--paper-dir {params.paper_dir:q} --metrics {input.metrics} --figures {input.figures} --out-dir {params.out_dir:q} "
         "--config {input.config:q} --skipped {params.skipped:q} > {log:q} 2>&1"

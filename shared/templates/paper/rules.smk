@@ -16,13 +16,13 @@ rule data:
         code=P.code("prepare_data"),
     output:
         out=data_path(P),
+    log:
+        P.log("data"),
     params:
         python=sys.executable,
         module=P.module_name("prepare_data"),
         p=P.params({k: P.cfg[k] for k in ("dataset", "test_fraction")}),
         paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
-    log:
-        P.log("data"),
     shell:
         step_shell()
 
@@ -34,15 +34,15 @@ rule train:
     output:
         checkpoint=P.out("models/model.safetensors"),
         history=P.out("models/model.json"),
-    params:
-        python=sys.executable,
-        module=P.module_name("train"),
-        p=P.params({k: v for k, v in P.cfg.items() if k != "analysis"}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("train"),
     threads: P.threads("train")
     resources:
         **P.resources("train"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train"),
+        p=P.params({k: v for k, v in P.cfg.items() if k != "analysis"}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

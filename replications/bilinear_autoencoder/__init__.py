@@ -1,0 +1,1 @@
+"""Finding Manifolds With Bilinear Autoencoders (Dooms & Gauderis, arXiv 2510.16820)."""

@@ -1,0 +1,170 @@
+"""bilinear_mlp: the Python side of its workflow (rules.smk and language.smk hold only rules).
+
+Image part (sections 2-4): one batched training job per experiment, one analysis per metrics namespace, and the
+toy Boolean task (trained inside its own analysis job). Language part (section 5, Apps H, I): a small transformer
+per MLP kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features.
+See shared/pipeline/paper.py for what the workflow reads from here.
+"""
+from shared.pipeline.config import ConfigError
+from shared.pipeline.grid import expand_runs
+from shared.pipeline.paper import Analysis, Resources
+
+# Per rule of rules.smk / language.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+RESOURCES = {
+    "train": Resources(gpu=True, threads=8, mem_mb=32000, runtime=240),
+    "benchmark": Resources(gpu=True, threads=8, quick_threads=8, runtime=30),
+    "train_lm": Resources(gpu=True, threads=8, mem_mb=32000, runtime=720),  # ts-tiny, ~2 B tokens
+    # 4 M activations held in memory; the longest SAE sees ~150 M tokens
+    "train_sae": Resources(gpu=True, threads=8, mem_mb=48000, runtime=240),
+    # float64 eigendecompositions of 2,048 latents' 512 x 512 matrices
+    "analyze_language": Resources(gpu=True, threads=8, mem_mb=48000, runtime=120),
+    "benchmark_lm": Resources(gpu=True, threads=8, quick_threads=8, runtime=30),
+}
+BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.json: rules benchmark, benchmark_lm
+
+LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
+SAE_SITES = ("mlp_in", "mlp_out")
+
+# metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it)
+IMAGE_ANALYSES = {
+    "identities": ("analyze_identities", "base", ("checkpoint", "data"), ()),  # or on base_fashion, see below
+    "accuracy": ("analyze_accuracy", "base", ("history",), ("accuracy",)),
+    "spectra": ("analyze_spectra", "base", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
+    "accuracy_fashion": ("analyze_accuracy", "base_fashion", ("history",), ("accuracy",)),
+    "spectra_fashion": ("analyze_spectra", "base_fashion", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
+    "noise": ("analyze_noise", "noise", ("checkpoint", "history", "data"), ("noise",)),
+    "grid": ("analyze_grid", "grid", ("checkpoint",), ("grid",)),
+    "truncation": ("analyze_truncation", "size", ("checkpoint", "data"), ("truncation",)),
+    "similarity": ("analyze_similarity", "size", ("checkpoint",), ("similarity",)),
+    "adversarial": ("analyze_adversarial", "adversarial", ("checkpoint", "data"), ("adversarial",)),
+    "hosvd": ("analyze_hosvd", "base", ("checkpoint",), ("hosvd",)),
+    "similarity_task": ("analyze_similarity_task", "similarity_task", ("checkpoint", "data"), ("target",)),  # 4.3
+}
+
+
+def check(cfg):
+    """Cross-key checks of the language part that the schema cannot express (they run before any job)."""
+    model, sae = cfg["language"]["model"], cfg["language"]["sae"]
+    if sae["layer"] >= model["n_layer"]:
+        raise ConfigError(f"'language.sae.layer': {sae['layer']} must be below model.n_layer = {model['n_layer']}")
+    if model["d_model"] % model["n_head"] or (model["d_model"] // model["n_head"]) % 2:
+        raise ConfigError(f"'language.model.n_head': d_model {model['d_model']} must split into "
+                          f"{model['n_head']} heads of even size (rotary embeddings rotate channel pairs)")
+    if sae["k"] > sae["expansion"] * model["d_model"]:
+        raise ConfigError(f"'language.sae.k': {sae['k']} exceeds the SAE's "
+                          f"{sae['expansion'] * model['d_model']} latents")
+    if sae["train_tokens"] < model["n_ctx"]:
+        raise ConfigError(f"'language.sae.train_tokens': {sae['train_tokens']} is less than one window "
+                          f"(model.n_ctx = {model['n_ctx']})")
+
+
+# ---------------------------------------------------------------- image part
+def experiments(cfg):
+    """The experiments of this tier whose dataset is part of the run."""
+    return [e for e, spec in cfg["experiments"].items() if spec["dataset"] in cfg["datasets"]]
+
+
+def run_names(cfg, experiment):
+    """The names of the models in one experiment's checkpoint (e.g. "d_hidden=50,seed=0"), in training order."""
+    return [spec["name"] for spec in expand_runs(cfg["experiments"][experiment], cfg["defaults"])]
+
+
+def checkpoint_path(paper, experiment):
+    """results/bilinear_mlp/<tier>/models/<experiment>.safetensors: every model of one experiment (read by
+    bilinear_autoencoder too)."""
+    return paper.out(f"models/{experiment}.safetensors")
+
+
+def history_path(paper, experiment):
+    return paper.out(f"models/{experiment}.json")
+
+
+def image_data(cfg, experiment):
+    return f"data/prepared/{cfg['experiments'][experiment]['dataset']}.safetensors"
+
+
+def image_analyses(cfg):
+    """IMAGE_ANALYSES, with the identities checked on the Fashion-MNIST models when MNIST is left out."""
+    table = dict(IMAGE_ANALYSES)
+    run = experiments(cfg)
+    if "base" not in run and "base_fashion" in run:  # the identities hold for any trained weights
+        table["identities"] = ("analyze_identities", "base_fashion", ("checkpoint", "data"), ())
+    return table
+
+
+# ---------------------------------------------------------------- language part
+def sae_sweep(cfg):
+    """Step multipliers of the App H sweep: each SAE trains twice as long as the previous one."""
+    return [2**i for i in range(cfg["language"]["sae"]["doublings"] + 1)]
+
+
+def lm_data(cfg):
+    return f"data/prepared/{cfg['language']['dataset']}.safetensors"
+
+
+def lm_dir(paper):
+    return paper.out("language")
+
+
+def lm_checkpoint(paper, mlp="bilinear"):
+    return f"{lm_dir(paper)}/lm_{mlp}.safetensors"
+
+
+def lm_history(paper, mlp):
+    return f"{lm_dir(paper)}/lm_{mlp}.json"
+
+
+def sae_checkpoint(paper, site, multiplier):
+    """One SAE; `site` and `multiplier` may be wildcards ("{site}")."""
+    return f"{lm_dir(paper)}/sae_{site}_x{multiplier}.safetensors"
+
+
+def language_params(cfg):
+    """What every language step after training reads: the config's language section and the device."""
+    return {**cfg["language"], "device": cfg["device"]}
+
+
+def analyses(paper):
+    cfg = paper.cfg
+    run = experiments(cfg)
+    out = []
+    for ns, (script, experiment, reads, figures) in image_analyses(cfg).items():
+        if experiment not in run:
+            continue
+        paths = {"checkpoint": checkpoint_path(paper, experiment), "history": history_path(paper, experiment),
+                 "data": image_data(cfg, experiment)}
+        out.append(Analysis(ns, script=script, reads={k: paths[k] for k in reads}, params=cfg["analysis"],
+                            figures=figures))
+    # the toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and
+    # analyses them in one job of seconds
+    out.append(Analysis("boolean", script="toy_boolean", params=cfg["boolean"], figures=("gates",)))
+
+    main = sae_sweep(cfg)[-1]  # the longest SAEs are the ones the circuit analyses read
+    data = lm_data(cfg)
+    circuit = {"lm": lm_checkpoint(paper), "sae_in": sae_checkpoint(paper, "mlp_in", main),
+               "sae_out": sae_checkpoint(paper, "mlp_out", main), "data": data}
+    lm = dict(params=language_params(cfg), resources="analyze_language")
+    out += [
+        Analysis("lm_loss", script="analyze_lm_loss", figures=("lmloss",), **lm,
+                 reads={"histories": [lm_history(paper, m) for m in LM_MLPS], "data": data}),
+        Analysis("lowrank", script="analyze_lowrank", reads=circuit, figures=("lowrank",), **lm),
+        Analysis("negation", script="analyze_negation", reads=circuit, figures=("negation",), **lm),
+        Analysis("sae_length", script="analyze_sae_length", figures=("saelength",), **lm,
+                 reads={"lm": lm_checkpoint(paper), "data": data,
+                        "saes": [sae_checkpoint(paper, "mlp_out", m) for m in sae_sweep(cfg)]}),
+    ]
+    return out
+
+
+def skipped(paper):
+    cfg, run = paper.cfg, experiments(paper.cfg)
+    reasons = {}
+    for ns, (_, experiment, _, _) in image_analyses(cfg).items():
+        if experiment in run:
+            continue
+        if experiment in cfg["experiments"]:
+            reasons[ns] = (f"experiment '{experiment}' is not part of this run: its dataset "
+                           f"'{cfg['experiments'][experiment]['dataset']}' is not in datasets {cfg['datasets']}")
+        else:
+            reasons[ns] = f"experiment '{experiment}' is not in the {paper.tier} tier"
+    return reasons

@@ -1,0 +1,77 @@
+"""bilinear_rnn: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+One training job per experiment (every task x seed x learning rate of it, stacked where the shapes allow), one
+evaluation job per experiment across test lengths, then three analyses: the accuracy table over all experiments,
+the eigenvalues of one trained model's transitions, and Proposition 3 on frozen random transitions (no training).
+"""
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import Analysis, Resources
+
+# Per rule of rules.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+RESOURCES = {
+    "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=720),
+    "benchmark": Resources(gpu=True, runtime=30),  # one thread, as the quick tier trains
+}
+BENCHMARKS = ("bilinear_rnn",)  # results/benchmarks/bilinear_rnn.json: rule benchmark
+
+
+def check(cfg):
+    """Cross-key checks the schema cannot express; like it, they run before any job."""
+    experiments, test, analysis = cfg["experiments"], cfg["test"], cfg["analysis"]
+    allowed = ", ".join(sorted(experiments))
+    for name in cfg["hierarchy"]:
+        if name not in experiments:
+            raise ConfigError(f"'hierarchy': {name!r} is not an experiment (allowed: {allowed})")
+    eigen = analysis["eigen_experiment"]
+    if eigen not in experiments:
+        raise ConfigError(f"'analysis.eigen_experiment': {eigen!r} is not an experiment (allowed: {allowed})")
+    additions = [t for t in experiments[eigen]["tasks"] if t.startswith(("modadd", "parity"))]
+    if analysis["eigen_task"] not in additions:
+        raise ConfigError(f"'analysis.eigen_task': {analysis['eigen_task']!r} must be an addition task of "
+                          f"experiment {eigen!r} (allowed: {', '.join(additions)})")
+    if analysis["eigen_seed"] not in experiments[eigen]["seeds"]:
+        raise ConfigError(f"'analysis.eigen_seed': {analysis['eigen_seed']} is not a seed of experiment {eigen!r} "
+                          f"(allowed: {', '.join(map(str, experiments[eigen]['seeds']))})")
+    if max(test["lengths"]) > test["length"]:
+        raise ConfigError(f"'test.lengths': {max(test['lengths'])} exceeds test.length = {test['length']}")
+    lo, hi = analysis["subspace_positions"]
+    if not lo < hi <= test["length"]:
+        raise ConfigError(f"'analysis.subspace_positions': need from < to <= test.length = {test['length']}")
+
+
+def experiments(cfg):
+    return sorted(cfg["experiments"])
+
+
+def tasks_path(paper):
+    """Every task's automaton (in the metadata) and its fixed test sequences."""
+    return paper.out("data/tasks.safetensors")
+
+
+def checkpoint_path(paper, experiment):
+    return paper.out(f"models/{experiment}.safetensors")
+
+
+def eval_path(paper, experiment):
+    return paper.out(f"eval/{experiment}.json")
+
+
+def analyses(paper):
+    cfg = paper.cfg
+    a = cfg["analysis"]
+    return [
+        Analysis("accuracy", script="analyze_accuracy",
+                 reads={"evals": [eval_path(paper, e) for e in experiments(cfg)],
+                        "paper_table": f"{paper.dir}/paper_table.yaml"},
+                 params={"analysis": a, "hierarchy": cfg["hierarchy"], "experiments": cfg["experiments"],
+                         "lengths": cfg["test"]["lengths"]},
+                 figures=("lengths", "hierarchy")),
+        Analysis("eigen", script="analyze_eigen",
+                 reads={"checkpoint": checkpoint_path(paper, a["eigen_experiment"]), "tasks": tasks_path(paper)},
+                 params=a, figures=("eigenvalues",)),
+        # Proposition 3 needs no trained model: frozen random transitions, only a readout fitted
+        Analysis("frozen", script="frozen", reads={},
+                 params={**a, "length": cfg["test"]["length"], "sequences": cfg["test"]["sequences"],
+                         "seed": cfg["test"]["seed"]},
+                 figures=("frozen",)),
+    ]

@@ -1,0 +1,100 @@
+"""linearizer: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+One job per model (its own checkpoint), one analysis per model (a onestep model's sampling, inversion and SVD; a
+projective model's idempotency) and one of the algebra's exactness on the model `analysis.algebra.model` names.
+"""
+from shared.data import REGISTRY
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import Analysis, Resources
+
+# Per rule of rules.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+RESOURCES = {
+    "train": Resources(gpu=True, threads=8, mem_mb=32000, runtime=1440),  # MNIST 47k steps; CelebA 200k at batch 16
+    "onestep": Resources(gpu=True, threads=8, mem_mb=64000, runtime=240),  # CelebA: 12,288 x 12,288 step matrices
+    "algebra": Resources(gpu=True, mem_mb=32000, runtime=60),
+    "projective": Resources(gpu=True, mem_mb=32000, runtime=60),
+}
+ALGEBRA = "algebra"  # the algebra analysis's namespace: no model may take the name
+
+
+def models_of_kind(cfg, kind):
+    return sorted(name for name, spec in cfg["models"].items() if spec["kind"] == kind)
+
+
+def check(cfg):
+    """Cross-key checks the schema cannot express; like it, they run before any job."""
+    for name, spec in cfg["models"].items():
+        if spec["dataset"] not in cfg["datasets"]:
+            raise ConfigError(f"'models.{name}.dataset': {spec['dataset']!r} has no entry in 'datasets' "
+                              f"(allowed: {', '.join(sorted(cfg['datasets']))})")
+        if spec["kind"] == "onestep":
+            for key in ("time_hidden", "time_embed"):
+                if key not in spec["model"]:
+                    raise ConfigError(f"'models.{name}.model.{key}' is required for a onestep model")
+            if "sigma" not in spec["train"]:
+                raise ConfigError(f"'models.{name}.train.sigma' is required for a onestep model")
+        layout = cfg["datasets"][spec["dataset"]].get("layout")
+        if layout == "image" and spec["model"]["flow"]["mixing"] != "linear":
+            raise ConfigError(f"'models.{name}.model.flow.mixing': image flows mix channels with 'linear'")
+    if ALGEBRA in cfg["models"]:
+        raise ConfigError(f"'models.{ALGEBRA}': the name is taken by the algebra analysis's outputs")
+    analysis = cfg["analysis"]
+    for key, count, components in (("samples", analysis["samples"], analysis["components"]),
+                                   ("projective.inputs", analysis["projective"]["inputs"],
+                                    analysis["projective"]["components"])):
+        if count <= components:  # a Frechet distance needs more samples than features
+            raise ConfigError(f"'analysis.{key}': {count} must exceed the {components} principal components")
+    onestep = models_of_kind(cfg, "onestep")
+    if analysis["algebra"]["model"] not in onestep:
+        raise ConfigError(f"'analysis.algebra.model': {analysis['algebra']['model']!r} is not a onestep model "
+                          f"(allowed: {', '.join(onestep)})")
+
+
+# ---------------------------------------------------------------- paths
+def registry_source(dataset):
+    """The prepared registry file a dataset is made from (shared `prepare_dataset` rule), or none: eight_gaussians
+    is generated and digits ship with scikit-learn."""
+    return [f"data/prepared/{dataset}.safetensors"] if dataset in REGISTRY else []
+
+
+def data_path(paper, dataset):
+    return paper.out(f"data/{dataset}.safetensors")
+
+
+def model_data(paper, model):
+    return data_path(paper, paper.cfg["models"][model]["dataset"])
+
+
+def checkpoint(paper, model):
+    return paper.out(f"models/{model}.safetensors")
+
+
+def reads(paper, model):
+    return {"checkpoint": checkpoint(paper, model), "data": model_data(paper, model)}
+
+
+# ---------------------------------------------------------------- analyses
+def onestep_figures(paper, model):
+    return ("toy",) if paper.cfg["models"][model]["dataset"] == "eight_gaussians" else ("samples", "singular")
+
+
+def analyses(paper):
+    """Per onestep model: one step vs many steps, sample quality, inversion, SVD; per projective model:
+    idempotency; once: the algebra's exactness on `analysis.algebra.model`."""
+    cfg, analysis, device = paper.cfg, paper.cfg["analysis"], paper.cfg["device"]
+    onestep_params = {k: v for k, v in analysis.items() if k not in (ALGEBRA, "projective")}
+    algebra_model = analysis["algebra"]["model"]
+    return [
+        Analysis(ALGEBRA, script="analyze_algebra", reads=reads(paper, algebra_model),
+                 params={**analysis["algebra"], "steps": analysis["steps"], "device": device},
+                 figures=("exactness",), resources="algebra"),
+        *(Analysis(m, script="analyze_onestep", reads=reads(paper, m),
+                   params={**onestep_params, "quality": cfg["datasets"][cfg["models"][m]["dataset"]]["quality"],
+                           "device": device},
+                   figures=onestep_figures(paper, m), resources="onestep")
+          for m in models_of_kind(cfg, "onestep")),
+        *(Analysis(m, script="analyze_projective", reads=reads(paper, m),
+                   params={**analysis["projective"], "grid": 8, "device": device},
+                   figures=("projective",), resources="projective")
+          for m in models_of_kind(cfg, "projective")),
+    ]

@@ -1,0 +1,174 @@
+"""The workflow's paper machinery (shared/pipeline/paper.py): which papers a command line needs, the code a script
+depends on, the device and resources a job asks for, and, with real Snakemake runs in scratch copies, that papers
+have namespaces of their own and that a broken paper stops only the runs that include it."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shared.pipeline.cli import new_paper
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import (
+    DEFAULT_RESOURCES,
+    Paper,
+    Resources,
+    local_imports,
+    papers_named_by,
+    path_args,
+    resolve_device,
+    with_needs,
+)
+from shared.pipeline.scratch import ROOT, planned_rules, snakemake
+
+PAPERS = ["bilinear_mlp", "bilinear_rnn", "linearizer"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["snakemake", "--cores", "2", "bilinear_rnn"], ["bilinear_rnn"]),
+    (["snakemake", "-n", "linearizer", "bilinear_mlp"], ["bilinear_mlp", "linearizer"]),
+    (["snakemake", "results/bilinear_mlp/quick/models/base.safetensors"], ["bilinear_mlp"]),
+    (["snakemake", "reports/linearizer/full/report.md"], ["linearizer"]),
+    (["python", "-m", "snakemake", "--target-jobs", "bilinear_rnn_train:experiment=hierarchy"], ["bilinear_rnn"]),
+    (["snakemake", "--config", "bilinear_rnn={quick: {d_hidden: 4}}", "--cores", "2"], None),  # no target: all
+    (["snakemake", "--cores", "2"], None),
+    (["snakemake", "bilinear_rnn", "reports/index.md"], None),  # the index needs every paper
+    (["snakemake", "benchmarks"], None),
+])
+def test_papers_named_by_the_command_line(argv, expected):
+    assert papers_named_by(argv, PAPERS) == expected
+
+
+def test_with_needs_is_transitive():
+    needs = {"a": ("b",), "b": ("c",), "c": (), "d": ()}
+    modules = {name: type("M", (), {"NEEDS": n}) for name, n in needs.items()}
+    assert with_needs(["a"], modules.__getitem__) == ["a", "b", "c"]
+    assert with_needs(["d"], modules.__getitem__) == ["d"]
+
+
+def test_local_imports_follow_relative_and_package_imports(tmp_path):
+    (tmp_path / "train.py").write_text("from .common import load\nfrom . import model\nimport numpy\n")
+    (tmp_path / "common.py").write_text("from replications.demo.data import x\nfrom shared.io import files\n")
+    (tmp_path / "model.py").write_text("import torch\n")
+    (tmp_path / "data.py").write_text("import replications.demo.extra\n")
+    (tmp_path / "extra.py").write_text("")
+    (tmp_path / "unused.py").write_text("")
+    found = local_imports(tmp_path, "train", "demo")
+    assert found[0] == str(tmp_path / "train.py")
+    assert sorted(Path(f).stem for f in found) == ["common", "data", "extra", "model", "train"]
+
+
+def test_local_imports_of_the_template_cover_model_and_common():
+    found = {Path(f).name for f in local_imports(ROOT / "shared" / "templates" / "paper", "train", "__PAPER__")}
+    assert found == {"train.py", "common.py", "model.py"}
+
+
+def test_resolve_device(monkeypatch):
+    monkeypatch.delenv("REPLICATIONS_DEVICE", raising=False)
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("cuda:1") == "cuda:1"
+    assert resolve_device("auto", accelerator="cuda") == "cuda"
+    monkeypatch.setenv("REPLICATIONS_DEVICE", "mps")
+    assert resolve_device("auto") == "mps"
+
+
+def test_path_args_quote_and_skip_code():
+    named = [("code", ["a.py"]), ("data", "x y.safetensors"), ("evals", ["e1.json", "e2.json"])]
+    assert path_args(named) == "--data 'x y.safetensors' --evals e1.json e2.json"
+
+
+@pytest.mark.parametrize("tier, device, gpu, threads", [
+    ("quick", "cpu", 0, 1), ("full", "cpu", 0, 8), ("full", "cuda", 1, 8), ("quick", "cuda", 1, 1), ("full", "mps", 0, 8),
+])
+def test_resources_key_the_gpu_on_the_resolved_device(tier, device, gpu, threads):
+    paper = Paper.__new__(Paper)  # only the resource table, tier and device matter here
+    paper.tier, paper.device = tier, device
+    paper.resources_table = {"train": Resources(gpu=True, threads=8, mem_mb=32000, runtime=240)}
+    assert paper.resources("train")["gpu"] == gpu
+    assert paper.threads("train") == threads
+    assert paper.resources("train")["mem_mb"] == (32000 if tier == "full" else DEFAULT_RESOURCES.quick_mem_mb)
+    assert paper.resources("analyze") == {"gpu": 0, "mem_mb": DEFAULT_RESOURCES.quick_mem_mb if tier == "quick"
+                                          else DEFAULT_RESOURCES.mem_mb, "runtime": DEFAULT_RESOURCES.runtime}
+
+
+# ---------------------------------------------------------------- real Snakemake runs in scratch copies
+def scratch(tmp_path, *names):
+    """A repository holding only papers fresh from the template, named `names`."""
+    for name in ("Snakefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    for name in ("shared", "profiles"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "replications").mkdir()
+    shutil.copy2(ROOT / "replications" / "__init__.py", tmp_path / "replications" / "__init__.py")
+    for name in names:
+        new_paper(name, tmp_path)
+    return tmp_path
+
+
+def test_papers_have_namespaces_of_their_own(tmp_path):
+    """The same function and rule names in two papers: each paper's rule calls its own function."""
+    repo = scratch(tmp_path, "alpha", "beta")
+    for name in ("alpha", "beta"):
+        rules = repo / "replications" / name / "rules.smk"
+        rules.write_text(rules.read_text() + f'''
+
+def helper():
+    return "{name}"
+
+
+rule stamp:
+    output:
+        P.out("stamp.txt"),
+    params:
+        value=lambda w: helper(),
+    log:
+        P.log("stamp"),
+    shell:
+        "echo {{params.value}} > {{output}}"
+''')
+    proc = snakemake(repo, "--cores", "1", "results/alpha/quick/stamp.txt", "results/beta/quick/stamp.txt")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("alpha", "beta"):
+        assert (repo / "results" / name / "quick" / "stamp.txt").read_text().strip() == name
+    rules = snakemake(repo, "--list-rules").stdout.split()
+    assert {"alpha_train", "beta_train", "alpha_stamp", "beta_stamp", "alpha_report", "beta_report"} <= set(rules)
+
+
+@pytest.mark.parametrize("breakage, words", [
+    ("config", ["broken", "quick tier", "'epochs'"]),
+    ("claims", ["broken", "claims.yaml"]),
+    ("module", ["broken", "pipeline.py", "SyntaxError"]),
+])
+def test_a_broken_paper_stops_only_runs_that_include_it(tmp_path, breakage, words):
+    repo = scratch(tmp_path, "broken", "healthy")
+    paper = repo / "replications" / "broken"
+    if breakage == "config":
+        (paper / "config.yaml").write_text((paper / "config.yaml").read_text().replace("epochs: 30", "epochs: many"))
+    elif breakage == "claims":
+        (paper / "claims.yaml").write_text((paper / "claims.yaml").read_text().replace("check: \">=\"", "check: \"~\""))
+    else:
+        (paper / "pipeline.py").write_text((paper / "pipeline.py").read_text() + "\ndef oops(:\n")
+    proc = snakemake(repo, "-n", "--cores", "2")
+    assert proc.returncode != 0
+    for word in words:
+        assert word in proc.stdout + proc.stderr, word
+    assert "rule " not in proc.stdout  # stopped while parsing: no job was planned
+    proc = snakemake(repo, "-n", "--cores", "2", "healthy")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "healthy_train" in planned_rules(proc.stdout)
+
+
+def test_paper_errors_name_the_paper_tier_and_key(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ConfigError, match=r"bilinear_rnn \(quick tier\).*'d_hidden'"):
+        Paper("bilinear_rnn", "quick", {"d_hidden": 0})
+    with pytest.raises(ConfigError, match=r"bilinear_rnn \(full tier\)"):
+        Paper("bilinear_rnn", "full", {"hierarchy": ["no_such_experiment", "other"]})
+
+
+def test_no_shared_file_names_a_paper():
+    """Adding a paper needs no edit outside its folder: the Snakefile, the shared rules and the profiles (the SLURM
+    one included) name no paper and no paper's rule."""
+    files = [ROOT / "Snakefile", *(ROOT / "shared" / "pipeline" / "rules").glob("*.smk"), *(ROOT / "profiles").rglob("*.yaml")]
+    code = "\n".join(line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#"))
+    for name in (p.name for p in (ROOT / "replications").iterdir() if (p / "rules.smk").is_file()):
+        assert name not in code, name

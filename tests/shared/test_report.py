@@ -1,0 +1,164 @@
+"""Report rendering, index, and the `replicate` CLI, on a small fake paper in tmp_path."""
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from shared.pipeline import cli
+from shared.pipeline.report import index, render
+
+CLAIMS = {
+    "paper": "toy",
+    "title": "Toy paper | with a pipe",
+    "claims": [
+        {"id": "good", "statement": "accuracy is high", "source": "Tab 1", "paper_value": 97.0,
+         "metric": "acc.test", "check": ">=", "tiers": {"quick": {"expect": 0.9, "note": "5k samples"},
+                                                         "full": {"expect": 0.9}}},
+        {"id": "bad", "statement": "spectrum is low-rank", "source": "Fig 3", "paper_value": "20 of 512",
+         "metric": "spectra.top40", "check": "within", "tiers": {"quick": {"expect": 0.9, "tol": 0.01}},
+         "if_fail": "too few epochs at quick tier"},
+        {"id": "unexplained", "statement": "a | b", "source": "App A", "paper_value": None,
+         "metric": "spectra.missing", "check": "is_true", "tiers": {"quick": None}},
+        {"id": "gpu-only", "statement": "big model", "source": "Sec 5", "paper_value": 1,
+         "metric": "acc.big", "check": "<", "tiers": {"quick": {"expect": 2}, "full": {"expect": 2}}},
+        {"id": "full-only", "statement": "paper scale", "source": "Sec 6", "paper_value": 1,
+         "metric": "acc.test", "check": ">", "tiers": {"full": {"expect": 0.5}}},
+    ],
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    """replications/toy with claims, a caption and deviations; metrics for both tiers."""
+    paper_dir = tmp_path / "replications" / "toy"
+    (paper_dir / "captions").mkdir(parents=True)
+    (paper_dir / "claims.yaml").write_text(yaml.safe_dump(CLAIMS, sort_keys=False))
+    (paper_dir / "captions" / "spectrum.rst").write_text("Eigenvalue spectrum\n===================\nTop 40 of 512.\n")
+    (paper_dir / "deviations.md").write_text("We train for 40 epochs instead of 100.\n")
+    for tier in ("quick", "full"):
+        metrics = tmp_path / "results" / tier / "metrics"
+        metrics.mkdir(parents=True)
+        (metrics / "acc.json").write_text(json.dumps(
+            {"metrics": {"test": 0.95}, "skipped": {"big": "needs a GPU"}, "info": {"wall_s": 3.5, "seeds": [0, 1]}}))
+        (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {"device": "cpu"}}))
+        figures = tmp_path / "reports" / "toy" / tier / "figures"
+        figures.mkdir(parents=True)
+        (figures / "spectrum.png").write_bytes(b"png")
+        (figures / "loss.png").write_bytes(b"png")
+    (tmp_path / "results" / "quick" / "config.json").write_text(json.dumps({"epochs": 40}))
+    return tmp_path
+
+
+def render_tier(root, tier):
+    out = root / "reports" / "toy" / tier
+    metrics = sorted((root / "results" / tier / "metrics").glob("*.json"))
+    config = root / "results" / tier / "config.json"
+    return render("toy", tier, root / "replications" / "toy", metrics, sorted((out / "figures").glob("*.png")),
+                  out, config if config.exists() else None)
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "shared.pipeline.cli", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_render_writes_report_csv_and_provenance(project):
+    results = render_tier(project, "quick")
+    assert {r.id: r.status for r in results} == {
+        "good": "PASS", "bad": "FAIL", "unexplained": "FAIL", "gpu-only": "NOT RUN", "full-only": "NOT RUN"}
+    out = project / "reports" / "toy" / "quick"
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Toy paper | with a pipe")
+    assert "1 PASS, 2 FAIL, 2 NOT RUN" in md and "never a claim that the paper's number was matched" in md
+    assert "| `bad` | spectrum is low-rank | Fig 3 | 20 of 512 | within 0.01 of 0.9 | 0.5 | ❌ **FAIL** |" in md
+    assert "a \\| b" in md  # pipes escaped inside table cells
+    assert "needs a GPU" in md and "5k samples" in md
+    # Figures: caption file gives title + caption; a figure without one still appears.
+    assert "### Eigenvalue spectrum\n\n![Eigenvalue spectrum](figures/spectrum.png)\n\nTop 40 of 512." in md
+    assert "![loss](figures/loss.png)" in md
+    deviations = md.split("## Deviations from the paper")[1].split("## Provenance")[0]
+    assert "We train for 40 epochs instead of 100." in deviations
+    assert "FAIL `bad`" in deviations and "too few epochs at quick tier" in deviations
+    assert "FAIL `unexplained`" in deviations and "NO EXPLANATION RECORDED" in deviations
+    assert "metric spectra.missing was not produced" in deviations
+    assert "FAIL `good`" not in deviations
+    assert "wall_s=3.5" in md and "Config hash: `" in md
+    rows = {row["id"]: row for row in csv.DictReader((out / "claims.csv").open())}
+    assert rows["bad"]["status"] == "FAIL" and rows["bad"]["reproduced"] == "0.5" and rows["bad"]["tier"] == "quick"
+    assert rows["gpu-only"]["reason"] == "needs a GPU"
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["seeds"] == [0, 1] and prov["device"] == ["cpu"] and prov["config_hash"]
+    assert "numpy" in prov["packages"]
+
+
+def test_full_tier_has_no_quick_disclaimer_and_render_cli_works(project):
+    out = project / "reports" / "toy" / "full"
+    done = subprocess.run(
+        [sys.executable, "-m", "shared.pipeline.report", "render", "--paper", "toy", "--tier", "full",
+         "--paper-dir", "replications/toy", "--metrics", "results/full/metrics/acc.json", "results/full/metrics/spectra.json",
+         "--figures", "reports/toy/full/figures/loss.png", "--out-dir", "reports/toy/full"],
+        cwd=project, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    md = (out / "report.md").read_text()
+    assert "2 PASS, 0 FAIL, 3 NOT RUN" in md and "never a claim" not in md
+    assert "No claim failed at this tier." in md
+
+
+def test_index_merges_tiers_and_counts(project):
+    render_tier(project, "quick")
+    render_tier(project, "full")
+    index(project / "reports", project / "reports" / "index.md", project / "replications")
+    merged = list(csv.DictReader((project / "reports" / "toy" / "claims.csv").open()))
+    assert [(r["tier"], r["id"]) for r in merged][:2] == [("quick", "good"), ("quick", "bad")]
+    assert sum(r["tier"] == "full" for r in merged) == 5 and len(merged) == 10
+    md = (project / "reports" / "index.md").read_text()
+    assert "| toy | Toy paper \\| with a pipe | [1 / 5 PASS](toy/quick/report.md), 2 FAIL | [2 / 5 PASS](toy/full/report.md) |" in md
+
+
+def test_check_claims_exit_codes(project):
+    render_tier(project, "quick")
+    render_tier(project, "full")
+    failing = run_cli("check-claims", "--tier", "quick", cwd=project)
+    assert failing.returncode == 1 and "bad" in failing.stdout and "unexplained" in failing.stdout
+    assert run_cli("check-claims", "--tier", "full", "toy", cwd=project).returncode == 0
+    assert run_cli("check-claims", "--tier", "full", "toy", "nosuchpaper", cwd=project).returncode == 2
+    assert run_cli("check-claims", "--reports", "elsewhere", cwd=project).returncode == 2
+
+
+def test_index_cli(project):
+    render_tier(project, "quick")
+    done = run_cli("index", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "[1 / 5 PASS](toy/quick/report.md)" in (project / "reports" / "index.md").read_text()
+
+
+def test_new_paper_substitutes_names_and_contents(tmp_path, monkeypatch):
+    template = tmp_path / "template"
+    (template / "__PAPER__").mkdir(parents=True)
+    (template / "README.md").write_text("# __PAPER__\n")
+    (template / "__PAPER__" / "__PAPER___model.py").write_text("NAME = '__PAPER__'\n")
+    monkeypatch.setattr(cli, "TEMPLATE_DIR", template)
+    target = cli.new_paper("my_paper", tmp_path)
+    assert (target / "README.md").read_text() == "# my_paper\n"
+    assert (target / "my_paper" / "my_paper_model.py").read_text() == "NAME = 'my_paper'\n"
+    assert [p.name for p in (tmp_path / "replications").iterdir()] == ["my_paper"]  # no staging left over
+
+
+def test_new_paper_cli_uses_real_template_and_refuses(tmp_path):
+    done = run_cli("new-paper", "toy2", "--root", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    readme = tmp_path / "replications" / "toy2" / "README.md"
+    assert readme.read_text().startswith("# toy2")
+    made = [p for p in (tmp_path / "replications" / "toy2").rglob("*") if p.is_file()]
+    assert len(made) == len([p for p in cli.TEMPLATE_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts])
+    for path in made:  # no placeholder left in a name or a text
+        assert cli.PLACEHOLDER not in str(path) and cli.PLACEHOLDER not in path.read_text(), path
+    readme.write_text("edited")
+    again = run_cli("new-paper", "toy2", "--root", str(tmp_path), cwd=tmp_path)
+    assert again.returncode != 0 and "already exists" in again.stderr and readme.read_text() == "edited"
+    for bad in ("MyPaper", "2fast", "has-dash", "class"):
+        refused = run_cli("new-paper", bad, "--root", str(tmp_path), cwd=tmp_path)
+        assert refused.returncode != 0 and "lowercase Python identifier" in refused.stderr
+        assert not (tmp_path / "replications" / bad).exists()
