@@ -28,18 +28,18 @@ rule data:
         unpack(lambda w: {"code": P.code(data_script(P.cfg, w.dataset)), **data_inputs(P, w.dataset)}),
     output:
         out=data_path(P),
+    log:
+        P.log("data_{dataset}"),
     wildcard_constraints:
         dataset="|".join(P.cfg["datasets"]),
+    threads: P.threads("data")
+    resources:
+        **P.resources("data"),
     params:
         python=sys.executable,
         module=lambda w: P.module_name(data_script(P.cfg, w.dataset)),
         p=lambda w: P.params({"name": w.dataset, "spec": P.cfg["datasets"][w.dataset], "device": P.cfg["device"]}),
         paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
-    log:
-        P.log("data_{dataset}"),
-    threads: P.threads("data")
-    resources:
-        **P.resources("data"),
     shell:
         step_shell()
 
@@ -52,19 +52,25 @@ rule train:
     output:
         checkpoint=checkpoint_path(P),
         history=history_path(P),
-    wildcard_constraints:
-        dataset="|".join(P.cfg["datasets"]),
-    params:
-        python=sys.executable,
-        module=P.module_name("train"),
-        p=lambda w: P.params({"dataset": w.dataset, "runs": runs(P.cfg), "device": P.cfg["device"],
-                              "expansion": P.cfg["datasets"][w.dataset].get("expansion", P.cfg["expansion"]),
-                              **{k: P.cfg[k] for k in ("bottleneck", "train", "topk")}}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("train_{dataset}"),
+    wildcard_constraints:
+        dataset="|".join(P.cfg["datasets"]),
     threads: P.threads("train")  # small autoencoders at the quick tier: one thread each, two datasets at once
     resources:
         **P.resources("train"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train"),
+        p=lambda w: P.params(
+            {
+                "dataset": w.dataset,
+                "runs": runs(P.cfg),
+                "device": P.cfg["device"],
+                "expansion": P.cfg["datasets"][w.dataset].get("expansion", P.cfg["expansion"]),
+                **{k: P.cfg[k] for k in ("bottleneck", "train", "topk")},
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -69,7 +69,7 @@ def main():
               for c in ("step", "val_loss", "train_loss")}
     arrays["names"] = np.array(sorted(runs))
     arrays["step_seconds"] = np.array([seconds[k] for k in sorted(runs)])
-    write_metrics(args.metrics, metrics, info={"device": runs["bilinear"]["device"]}, arrays=arrays,
+    write_metrics(args.metrics, metrics, runs["bilinear"], info={"device": runs["bilinear"]["device"]}, arrays=arrays,
                   arrays_path=args.arrays)
     print(metrics)
 

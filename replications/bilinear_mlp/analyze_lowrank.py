@@ -68,7 +68,7 @@ def main():
     arrays = {"ks": np.array(ks), "corrs": corrs, "frequency": counts[studied].cpu().numpy() / len(x)}
     info = {"lm_seed": lm_meta["runs"][0]["seed"], "sae_steps": run.sae_meta["steps"], "layer": layer,
             "device": lm_meta["device"]}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, lm_meta, info=info, arrays=arrays, arrays_path=args.arrays)
     print({k: v for k, v in metrics.items() if k != "mean_corr_by_k"})
 
 

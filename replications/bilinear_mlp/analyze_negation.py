@@ -176,7 +176,7 @@ def main():
         "examples": np.array(info["selected_top_activations"]),
         "title": np.array(f"latent {best} ({out_names[best]})"),
     }
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, lm_meta, info=info, arrays=arrays, arrays_path=args.arrays)
     print(metrics, *info["top_interactions"], *info["selected_top_activations"], sep="\n")
 
 

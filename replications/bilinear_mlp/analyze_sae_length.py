@@ -46,7 +46,7 @@ def main():
         "nmse_first": first["nmse"], "nmse_last": last["nmse"], "nmse_ratio_last_to_first": last["nmse"] / first["nmse"],
     }
     arrays = {k: np.array([r[k] for r in rows]) for k in ("steps", "nmse", "dead_fraction", "mean_corr_k2")}
-    write_metrics(args.metrics, metrics, info={"layer": layer, "device": lm_meta["device"]},
+    write_metrics(args.metrics, metrics, lm_meta, info={"layer": layer, "device": lm_meta["device"]},
                   arrays=arrays, arrays_path=args.arrays)
 
 

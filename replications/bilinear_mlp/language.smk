@@ -22,19 +22,25 @@ rule train_lm:
     output:
         checkpoint=lm_checkpoint(P, "{mlp}"),
         history=lm_history(P, "{mlp}"),
-    wildcard_constraints:
-        mlp="|".join(LM_MLPS),
-    params:
-        python=sys.executable,
-        module=P.module_name("train_lm"),
-        p=lambda w: P.params({"mlp": w.mlp, "model": P.cfg["language"]["model"], "train": P.cfg["language"]["train"],
-                              "device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("train_lm_{mlp}"),
+    wildcard_constraints:
+        mlp="|".join(LM_MLPS),
     threads: P.threads("train_lm")
     resources:
         **P.resources("train_lm"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train_lm"),
+        p=lambda w: P.params(
+            {
+                "mlp": w.mlp,
+                "model": P.cfg["language"]["model"],
+                "train": P.cfg["language"]["train"],
+                "device": P.cfg["device"],
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -47,20 +53,26 @@ rule train_sae:
         data=lm_data(P.cfg),
     output:
         checkpoint=sae_checkpoint(P, "{site}", "{multiplier}"),
+    log:
+        P.log("train_sae_{site}_x{multiplier}"),
     wildcard_constraints:
         site="|".join(SAE_SITES),
         multiplier="|".join(map(str, sae_sweep(P.cfg))),
-    params:
-        python=sys.executable,
-        module=P.module_name("train_sae"),
-        p=lambda w: P.params({"sae": P.cfg["language"]["sae"], "site": w.site, "multiplier": int(w.multiplier),
-                              "device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
-    log:
-        P.log("train_sae_{site}_x{multiplier}"),
     threads: P.threads("train_sae")
     resources:
         **P.resources("train_sae"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train_sae"),
+        p=lambda w: P.params(
+            {
+                "sae": P.cfg["language"]["sae"],
+                "site": w.site,
+                "multiplier": int(w.multiplier),
+                "device": P.cfg["device"],
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -72,15 +84,15 @@ rule benchmark_lm:
         data=lm_data(P.cfg),
     output:
         out="results/benchmarks/bilinear_mlp_lm.json",
-    params:
-        python=sys.executable,
-        module=P.module_name("benchmark_lm"),
-        p=P.params(language_params(P.cfg)),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("benchmark_lm"),
     threads: P.threads("benchmark_lm")
     resources:
         **P.resources("benchmark_lm"),
+    params:
+        python=sys.executable,
+        module=P.module_name("benchmark_lm"),
+        p=P.params(language_params(P.cfg)),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -19,22 +19,28 @@ rule train:
     output:
         checkpoint=checkpoint_path(P, "{experiment}"),
         history=history_path(P, "{experiment}"),
-    wildcard_constraints:
-        experiment="|".join(experiments(P.cfg)),
-    params:
-        python=sys.executable,
-        module=P.module_name("train"),
-        p=lambda w: P.params({
-            "experiment": w.experiment, "spec": P.cfg["experiments"][w.experiment],
-            "defaults": P.cfg["defaults"], "lr": P.cfg["lr"], "device": P.cfg["device"],
-            "d_input": P.cfg["d_input"], "n_classes": P.cfg["n_classes"],
-        }),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("train_{experiment}"),
+    wildcard_constraints:
+        experiment="|".join(experiments(P.cfg)),
     threads: P.threads("train")
     resources:
         **P.resources("train"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train"),
+        p=lambda w: P.params(
+            {
+                "experiment": w.experiment,
+                "spec": P.cfg["experiments"][w.experiment],
+                "defaults": P.cfg["defaults"],
+                "lr": P.cfg["lr"],
+                "device": P.cfg["device"],
+                "d_input": P.cfg["d_input"],
+                "n_classes": P.cfg["n_classes"],
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -45,16 +51,16 @@ rule benchmark:
         code=P.code("benchmark"),
     output:
         out="results/benchmarks/bilinear_mlp.json",
-    params:
-        python=sys.executable,
-        module=P.module_name("benchmark"),
-        p=P.params({"device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("benchmark"),
     threads: P.threads("benchmark")
     resources:
         **P.resources("benchmark"),
+    params:
+        python=sys.executable,
+        module=P.module_name("benchmark"),
+        p=P.params({"device": P.cfg["device"]}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 

@@ -56,7 +56,7 @@ def main():
     info = {"run": name, "task": a["eigen_task"], "m": m, "multiples_per_token": multiples,
             "experiment": meta["experiment"], "visited_singular_values": singular[:12].tolist()}
     arrays = {"eigvals": normalized, "m": np.array(m)}
-    write_metrics(args.metrics, metrics, info=info, arrays=arrays, arrays_path=args.arrays)
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     print(metrics, multiples)
 
 

@@ -21,17 +21,22 @@ rule data:
         code=P.code("prepare_data"),
     output:
         out=tasks_path(P),
-    params:
-        python=sys.executable,
-        module=P.module_name("prepare_data"),
-        p=P.params({"tasks": sorted({t for e in P.cfg["experiments"].values() for t in e["tasks"]}),
-                    "fsm_seed": P.cfg["fsm_seed"], "test": P.cfg["test"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("data"),
     threads: P.threads("data")
     resources:
         **P.resources("data"),
+    params:
+        python=sys.executable,
+        module=P.module_name("prepare_data"),
+        p=P.params(
+            {
+                "tasks": sorted({t for e in P.cfg["experiments"].values() for t in e["tasks"]}),
+                "fsm_seed": P.cfg["fsm_seed"],
+                "test": P.cfg["test"],
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -43,19 +48,23 @@ rule train:
     output:
         checkpoint=checkpoint_path(P, "{experiment}"),
         history=P.out("models/{experiment}.json"),
-    params:
-        python=sys.executable,
-        module=P.module_name("train"),
-        # only this experiment's slice of the config, so editing another experiment does not retrain this one
-        p=lambda w: P.params({"experiment": w.experiment,
-                              **{k: P.cfg[k] for k in ("device", "d_hidden", "lrs", "schedule")},
-                              "experiments": {w.experiment: P.cfg["experiments"][w.experiment]}}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("train_{experiment}"),
     threads: P.threads("train")  # small models: one thread each at the quick tier, several experiments at once
     resources:
         **P.resources("train"),
+    params:
+        python=sys.executable,
+        module=P.module_name("train"),
+        # only this experiment's slice of the config, so editing another experiment does not retrain this one
+        p=lambda w: P.params(
+            {
+                "experiment": w.experiment,
+                **{k: P.cfg[k] for k in ("device", "d_hidden", "lrs", "schedule")},
+                "experiments": {w.experiment: P.cfg["experiments"][w.experiment]},
+            }
+        ),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -67,16 +76,16 @@ rule evaluate:
         tasks=tasks_path(P),
     output:
         out=eval_path(P, "{experiment}"),
-    params:
-        python=sys.executable,
-        module=P.module_name("evaluate"),
-        p=P.params({"lengths": P.cfg["test"]["lengths"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("evaluate_{experiment}"),
     threads: P.threads("evaluate")
     resources:
         **P.resources("evaluate"),
+    params:
+        python=sys.executable,
+        module=P.module_name("evaluate"),
+        p=P.params({"lengths": P.cfg["test"]["lengths"]}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -87,15 +96,15 @@ rule benchmark:
         code=P.code("benchmark"),
     output:
         out="results/benchmarks/bilinear_rnn.json",
-    params:
-        python=sys.executable,
-        module=P.module_name("benchmark"),
-        p=P.params({"device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     log:
         P.log("benchmark"),
     threads: P.threads("benchmark")
     resources:
         **P.resources("benchmark"),
+    params:
+        python=sys.executable,
+        module=P.module_name("benchmark"),
+        p=P.params({"device": P.cfg["device"]}),
+        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -98,3 +98,14 @@ def analyses(paper):
                    figures=("projective",), resources="projective")
           for m in models_of_kind(cfg, "projective")),
     ]
+
+
+def skipped(paper):
+    """A model this run's config leaves out (a tiny test config drops some with `~`): the claims that read its
+    namespace read NOT RUN, with the reason, instead of failing for a metrics file nobody was asked to write."""
+    from shared.io.files import load_yaml
+
+    claims = load_yaml((paper.root / paper.dir / "claims.yaml").read_text())["claims"]
+    wanted = {c["metric"].split(".", 1)[0] for c in claims if paper.tier in c["tiers"]}
+    return {ns: f"model {ns!r} is not in this run's config (models: {', '.join(sorted(paper.cfg['models']))})"
+            for ns in sorted(wanted - {a.ns for a in analyses(paper)})}

@@ -20,10 +20,10 @@ rule data:
         code=P.code("prepare_data"),
     output:
         out=data_path(P, "{dataset}"),
-    wildcard_constraints:
-        dataset="|".join(P.cfg["datasets"]),
     log:
         P.log("data_{dataset}"),
+    wildcard_constraints:
+        dataset="|".join(P.cfg["datasets"]),
     params:
         python=sys.executable,
         module=P.module_name("prepare_data"),
@@ -41,10 +41,10 @@ rule train:
     output:
         checkpoint=P.out("models/{model}.safetensors"),
         history=P.out("models/{model}.json"),
-    wildcard_constraints:
-        model="|".join(P.cfg["models"]),
     log:
         P.log("train_{model}"),
+    wildcard_constraints:
+        model="|".join(P.cfg["models"]),
     threads: P.threads("train")
     resources:
         **P.resources("train"),

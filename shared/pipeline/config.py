@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import jsonschema
-import yaml
 
 from shared.io.files import load_yaml
 from shared.pipeline.tiers import TIERS, config_hash  # noqa: F401 (re-exported for the Snakefiles)

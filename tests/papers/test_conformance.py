@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shared.pipeline.cli import new_paper
-from shared.pipeline.paper import discover_papers
+from shared.pipeline.paper import discover_papers, local_imports
 from shared.pipeline.scratch import ROOT, planned_rules, render_tiny, snakemake, tiny_configfiles
 
 PAPERS = discover_papers(ROOT / "replications")
@@ -103,8 +103,14 @@ def test_figure_edit_redraws_only_figures(paper):
 
 
 def test_model_edit_retrains(paper):
+    """model.py, or where the paper has none (its layer is in shared/nn/), the first paper-local module that its
+    train script imports."""
     name, repo, tiny = paper
-    with edited(repo / "replications" / name / "model.py"):
+    folder = repo / "replications" / name
+    model = folder / "model.py"
+    if not model.is_file():
+        model = Path(local_imports(folder, "train", name)[1])
+    with edited(model):
         planned = planned_rules(dry_run(repo, name, *tiny))
     assert any(rule.startswith(f"{name}_train") for rule in planned), planned
 
