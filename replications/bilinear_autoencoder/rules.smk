@@ -5,9 +5,7 @@
 # weights) -> figures -> report. The analyze, figure and report rules are shared (shared/pipeline/rules/paper.smk);
 # the analyses are declared in pipeline.py. This file is a Snakemake module of its own: its rules are named
 # bilinear_autoencoder_<rule>, its globals are its own.
-import sys
-
-from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.paper import step_shell
 
 from replications.bilinear_autoencoder.pipeline import (
     checkpoint_path,
@@ -36,10 +34,8 @@ rule data:
     resources:
         **P.resources("data"),
     params:
-        python=sys.executable,
-        module=lambda w: P.module_name(data_script(P.cfg, w.dataset)),
+        **P.step(lambda w: data_script(P.cfg, w.dataset)),
         p=lambda w: P.params({"name": w.dataset, "spec": P.cfg["datasets"][w.dataset], "device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -60,8 +56,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        python=sys.executable,
-        module=P.module_name("train"),
+        **P.step("train"),
         p=lambda w: P.params(
             {
                 "dataset": w.dataset,
@@ -71,6 +66,5 @@ rule train:
                 **{k: P.cfg[k] for k in ("bottleneck", "train", "topk")},
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -30,8 +30,7 @@ rule train_lm:
     resources:
         **P.resources("train_lm"),
     params:
-        python=sys.executable,
-        module=P.module_name("train_lm"),
+        **P.step("train_lm"),
         p=lambda w: P.params(
             {
                 "mlp": w.mlp,
@@ -40,7 +39,6 @@ rule train_lm:
                 "device": P.cfg["device"],
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -62,8 +60,7 @@ rule train_sae:
     resources:
         **P.resources("train_sae"),
     params:
-        python=sys.executable,
-        module=P.module_name("train_sae"),
+        **P.step("train_sae"),
         p=lambda w: P.params(
             {
                 "sae": P.cfg["language"]["sae"],
@@ -72,7 +69,6 @@ rule train_sae:
                 "device": P.cfg["device"],
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -90,9 +86,7 @@ rule benchmark_lm:
     resources:
         **P.resources("benchmark_lm"),
     params:
-        python=sys.executable,
-        module=P.module_name("benchmark_lm"),
+        **P.step("benchmark_lm"),
         p=P.params(language_params(P.cfg)),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -2,9 +2,7 @@
 # Stages: data -> train (one batched run per experiment) -> analyze -> figures -> report. The data, analyze, figure
 # and report rules are shared (shared/pipeline/rules/); the analyses are declared in pipeline.py.
 # This file is a Snakemake module of its own: its rules are named bilinear_mlp_<rule>, its globals are its own.
-import sys
-
-from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.paper import step_shell
 
 from replications.bilinear_mlp.pipeline import checkpoint_path, experiments, history_path, image_data
 
@@ -27,8 +25,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        python=sys.executable,
-        module=P.module_name("train"),
+        **P.step("train"),
         p=lambda w: P.params(
             {
                 "experiment": w.experiment,
@@ -40,7 +37,6 @@ rule train:
                 "n_classes": P.cfg["n_classes"],
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -57,10 +53,8 @@ rule benchmark:
     resources:
         **P.resources("benchmark"),
     params:
-        python=sys.executable,
-        module=P.module_name("benchmark"),
+        **P.step("benchmark"),
         p=P.params({"device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 

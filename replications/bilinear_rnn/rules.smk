@@ -3,9 +3,7 @@
 # lengths -> analyses (accuracy table, eigenvalues of the weights, Prop. 3; declared in pipeline.py) -> figures ->
 # report. The analyze, figure and report rules are shared (shared/pipeline/rules/paper.smk).
 # This file is a Snakemake module of its own: its rules are named bilinear_rnn_<rule>, its globals are its own.
-import sys
-
-from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.paper import step_shell
 
 from replications.bilinear_rnn.pipeline import checkpoint_path, eval_path, experiments, tasks_path
 
@@ -27,8 +25,7 @@ rule data:
     resources:
         **P.resources("data"),
     params:
-        python=sys.executable,
-        module=P.module_name("prepare_data"),
+        **P.step("prepare_data"),
         p=P.params(
             {
                 "tasks": sorted({t for e in P.cfg["experiments"].values() for t in e["tasks"]}),
@@ -36,7 +33,6 @@ rule data:
                 "test": P.cfg["test"],
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -54,8 +50,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        python=sys.executable,
-        module=P.module_name("train"),
+        **P.step("train"),
         # only this experiment's slice of the config, so editing another experiment does not retrain this one
         p=lambda w: P.params(
             {
@@ -64,7 +59,6 @@ rule train:
                 "experiments": {w.experiment: P.cfg["experiments"][w.experiment]},
             }
         ),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -82,10 +76,8 @@ rule evaluate:
     resources:
         **P.resources("evaluate"),
     params:
-        python=sys.executable,
-        module=P.module_name("evaluate"),
+        **P.step("evaluate"),
         p=P.params({"lengths": P.cfg["test"]["lengths"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -102,9 +94,7 @@ rule benchmark:
     resources:
         **P.resources("benchmark"),
     params:
-        python=sys.executable,
-        module=P.module_name("benchmark"),
+        **P.step("benchmark"),
         p=P.params({"device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -4,9 +4,7 @@
 # the algebra; idempotency) -> figures -> report. The analyze, figure and report rules are shared
 # (shared/pipeline/rules/paper.smk); the analyses are declared in pipeline.py.
 # This file is a Snakemake module of its own: its rules are named linearizer_<rule>, its globals are its own.
-import sys
-
-from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.paper import step_shell
 
 from replications.linearizer.pipeline import data_path, model_data, registry_source
 
@@ -25,10 +23,8 @@ rule data:
     wildcard_constraints:
         dataset="|".join(P.cfg["datasets"]),
     params:
-        python=sys.executable,
-        module=P.module_name("prepare_data"),
+        **P.step("prepare_data"),
         p=lambda w: P.params({"dataset": w.dataset, "spec": P.cfg["datasets"][w.dataset]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -49,9 +45,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        python=sys.executable,
-        module=P.module_name("train"),
+        **P.step("train"),
         p=lambda w: P.params({**P.cfg["models"][w.model], "name": w.model, "device": P.cfg["device"]}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()

@@ -15,6 +15,7 @@ import importlib
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +193,14 @@ class Paper:
 
     def module_name(self, script):
         return f"replications.{self.name}.{script}"
+
+    def step(self, script):
+        """The params every script step shares (`params: **P.step("train"), p=...`): the interpreter Snakemake runs
+        under (never `python` from PATH), the script as a module of this paper, and its inputs and outputs as
+        `--<name> <path>` arguments (step_shell puts them together). `script` may be a function of the wildcards."""
+        module = (lambda w: self.module_name(script(w))) if callable(script) else self.module_name(script)
+        return {"python": sys.executable, "module": module,
+                "paths": lambda wildcards, input, output: path_args([*input.items(), *output.items()])}
 
     # ---------------------------------------------------------------- resources
     def threads(self, kind):

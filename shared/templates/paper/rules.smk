@@ -2,9 +2,7 @@
 # Stages: data -> train (one batched run, a model per seed) -> analyze -> figures -> report. The analyze, figure
 # and report rules are shared (shared/pipeline/rules/paper.smk); the analyses are declared in pipeline.py.
 # This file is a Snakemake module of its own: its rules are named __PAPER___<rule>, its globals are its own.
-import sys
-
-from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.paper import step_shell
 
 from replications.__PAPER__.pipeline import data_path
 
@@ -19,10 +17,8 @@ rule data:
     log:
         P.log("data"),
     params:
-        python=sys.executable,
-        module=P.module_name("prepare_data"),
+        **P.step("prepare_data"),
         p=P.params({k: P.cfg[k] for k in ("dataset", "test_fraction")}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
 
@@ -40,9 +36,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        python=sys.executable,
-        module=P.module_name("train"),
+        **P.step("train"),
         p=P.params({k: v for k, v in P.cfg.items() if k != "analysis"}),
-        paths=lambda w, input, output: path_args([*input.items(), *output.items()]),
     shell:
         step_shell()
