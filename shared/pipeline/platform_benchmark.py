@@ -21,6 +21,7 @@ from pathlib import Path
 from shared.io.files import write_json
 from shared.pipeline.cli import new_paper
 from shared.pipeline.paper import discover_papers
+from shared.pipeline.report import read_csv
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
 
 TARGET_PAPERS = 40
@@ -97,7 +98,20 @@ def measure_quick_suite(papers, scratch):
         if proc.returncode:
             raise RuntimeError(f"quick suite at --cores {cores} failed:\n{proc.stderr[-3000:]}")
     return {"wall_s_cores_1": round(walls[1], 1), "wall_s_cores_2": round(walls[2], 1),
-            "efficiency_cores1_over_cores2": round(walls[1] / walls[2], 3), "budget": 1.7}
+            "efficiency_cores1_over_cores2": round(walls[1] / walls[2], 3), "budget": 1.7,
+            "claims_differing_from_committed": {n: differing_claims(scratch / f"quick_cores{n}") for n in (1, 2)}}
+
+
+def differing_claims(repo):
+    """{paper: [claim ids]} whose reproduced quick-tier value differs from the committed report's: a fresh run of
+    the same code and seeds should give the same numbers on a CPU (timing-based claims aside)."""
+    out = {}
+    for committed in sorted(ROOT.glob("reports/*/quick/claims.csv")):
+        fresh = repo / committed.relative_to(ROOT)
+        old = {r["id"]: r["reproduced"] for r in read_csv(committed)}
+        new = {r["id"]: r["reproduced"] for r in read_csv(fresh)} if fresh.is_file() else {}
+        out[committed.parts[-3]] = sorted(i for i in old if old[i] != new.get(i))
+    return out
 
 
 def main():
