@@ -52,6 +52,7 @@ rule train:
         P.log("train_{dataset}"),
     wildcard_constraints:
         dataset="|".join(P.cfg["datasets"]),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")  # small autoencoders at the quick tier: one thread each, two datasets at once
     resources:
         **P.resources("train"),

@@ -26,6 +26,7 @@ rule train_lm:
         P.log("train_lm_{mlp}"),
     wildcard_constraints:
         mlp="|".join(LM_MLPS),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train_lm")
     resources:
         **P.resources("train_lm"),
@@ -56,6 +57,7 @@ rule train_sae:
     wildcard_constraints:
         site="|".join(SAE_SITES),
         multiplier="|".join(map(str, sae_sweep(P.cfg))),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train_sae")
     resources:
         **P.resources("train_sae"),

@@ -21,6 +21,7 @@ rule train:
         P.log("train_{experiment}"),
     wildcard_constraints:
         experiment="|".join(experiments(P.cfg)),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")
     resources:
         **P.resources("train"),

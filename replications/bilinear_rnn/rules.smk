@@ -46,6 +46,7 @@ rule train:
         history=P.out("models/{experiment}.json"),
     log:
         P.log("train_{experiment}"),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")  # small models: one thread each at the quick tier, several experiments at once
     resources:
         **P.resources("train"),

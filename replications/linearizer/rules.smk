@@ -41,6 +41,7 @@ rule train:
         P.log("train_{model}"),
     wildcard_constraints:
         model="|".join(P.cfg["models"]),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")
     resources:
         **P.resources("train"),

@@ -32,6 +32,7 @@ rule train:
         history=P.out("models/model.json"),
     log:
         P.log("train"),
+    priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")
     resources:
         **P.resources("train"),
