@@ -14,6 +14,8 @@ import ast
 import importlib
 import json
 import os
+import re
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -84,16 +86,6 @@ def papers_named_by(argv, papers):
     return sorted(named) or None
 
 
-def with_needs(selected, load_module):
-    """`selected` plus every paper they need (pipeline.NEEDS), transitively."""
-    todo, seen = list(selected), set()
-    while todo:
-        p = todo.pop()
-        if p not in seen:
-            seen.add(p)
-            todo.extend(getattr(load_module(p), "NEEDS", ()))
-    return sorted(seen)
-
 
 def load_papers(names, tier, config, accelerator=None, root="."):
     """{name: Paper} for `names`, each loaded after the papers it needs, which it reaches as `paper.needed[name]`."""
@@ -151,8 +143,6 @@ class Paper:
         self.resources_table = getattr(self.module, "RESOURCES", {})
 
     def _check_analyses(self):
-        import re
-
         for a in self.analyses.values():
             if not re.fullmatch(NAMESPACE, a.ns):
                 raise ConfigError(f"{self.name}: analysis namespace {a.ns!r} must match {NAMESPACE}")
@@ -273,8 +263,6 @@ def path_args(named, skip=("code",)):
 
 
 def _quote(path):
-    import shlex
-
     return shlex.quote(str(path))
 
 

@@ -9,7 +9,6 @@ other checks are dry runs against that copy, so they cost a workflow parse each:
   * the full tier parses and plans with each profile (default, full, slurm), nothing run.
 """
 import csv
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from shared.pipeline.cli import new_paper
 from shared.pipeline.paper import discover_papers, local_imports
-from shared.pipeline.scratch import ROOT, planned_rules, render_tiny, snakemake, tiny_configfiles
+from shared.pipeline.scratch import ROOT, copy_repo, planned_rules, render_tiny, snakemake, tiny_configfiles
 
 PAPERS = discover_papers(ROOT / "replications")
 _TEMPLATE_RUN = {}
@@ -28,13 +27,7 @@ SECTIONS = ("## Claims", "## Figures", "## Deviations from the paper", "## Prove
 @pytest.fixture(scope="module")
 def template_root(tmp_path_factory):
     """A repository whose replications/ holds one paper made by `replicate new-paper` from the template."""
-    root = tmp_path_factory.mktemp("template_root")
-    for name in ("Snakefile", "pyproject.toml"):
-        (root / name).write_bytes((ROOT / name).read_bytes())
-    for name in ("shared", "profiles"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "replications").mkdir()
-    (root / "replications" / "__init__.py").write_bytes((ROOT / "replications" / "__init__.py").read_bytes())
+    root = copy_repo(tmp_path_factory.mktemp("template_root"), [])
     new_paper("from_template", root)
     return root
 

@@ -1,7 +1,6 @@
 """The workflow's paper machinery (shared/pipeline/paper.py): which papers a command line needs, the code a script
 depends on, the device and resources a job asks for, and, with real Snakemake runs in scratch copies, that papers
 have namespaces of their own and that a broken paper stops only the runs that include it."""
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,13 @@ from shared.pipeline.paper import (
     DEFAULT_RESOURCES,
     Paper,
     Resources,
+    load_papers,
     local_imports,
     papers_named_by,
     path_args,
     resolve_device,
-    with_needs,
 )
-from shared.pipeline.scratch import ROOT, planned_rules, snakemake
+from shared.pipeline.scratch import ROOT, copy_repo, planned_rules, snakemake
 
 PAPERS = ["bilinear_mlp", "bilinear_rnn", "linearizer"]
 
@@ -38,11 +37,11 @@ def test_papers_named_by_the_command_line(argv, expected):
     assert papers_named_by(argv, PAPERS) == expected
 
 
-def test_with_needs_is_transitive():
-    needs = {"a": ("b",), "b": ("c",), "c": (), "d": ()}
-    modules = {name: type("M", (), {"NEEDS": n}) for name, n in needs.items()}
-    assert with_needs(["a"], modules.__getitem__) == ["a", "b", "c"]
-    assert with_needs(["d"], modules.__getitem__) == ["d"]
+def test_load_papers_loads_what_a_paper_needs_first(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    papers = load_papers(["bilinear_autoencoder"], "quick", {})
+    assert list(papers) == ["bilinear_autoencoder", "bilinear_mlp"]
+    assert papers["bilinear_autoencoder"].needed["bilinear_mlp"] is papers["bilinear_mlp"]
 
 
 def test_local_imports_follow_relative_and_package_imports(tmp_path):
@@ -93,12 +92,7 @@ def test_resources_key_the_gpu_on_the_resolved_device(tier, device, gpu, threads
 # ---------------------------------------------------------------- real Snakemake runs in scratch copies
 def scratch(tmp_path, *names):
     """A repository holding only papers fresh from the template, named `names`."""
-    for name in ("Snakefile", "pyproject.toml"):
-        shutil.copy2(ROOT / name, tmp_path / name)
-    for name in ("shared", "profiles"):
-        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "replications").mkdir()
-    shutil.copy2(ROOT / "replications" / "__init__.py", tmp_path / "replications" / "__init__.py")
+    copy_repo(tmp_path, [])
     for name in names:
         new_paper(name, tmp_path)
     return tmp_path
