@@ -16,8 +16,13 @@ PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
 COMPARISONS = {">=": lambda v, e: v >= e, "<=": lambda v, e: v <= e, ">": lambda v, e: v > e, "<": lambda v, e: v < e}
 CHECKS = (*COMPARISONS, "within", "between", "is_true", "is_false")
 TOP_KEYS = {"paper", "title", "claims"}
-CLAIM_KEYS = {"id", "statement", "source", "paper_value", "metric", "check", "tiers", "if_fail"}
-REQUIRED_CLAIM_KEYS = ("id", "statement", "source", "metric", "check", "tiers")
+CLAIM_KEYS = {"id", "kind", "statement", "source", "paper_value", "secondary", "metric", "check", "counterexample",
+              "tiers", "if_fail"}
+REQUIRED_CLAIM_KEYS = ("id", "kind", "statement", "source", "metric", "check", "tiers")
+# finding: an empirical result the paper reports (a reproduction when it PASSes); identity: an exact property the
+# implementation must satisfy (a FAIL is a bug, a PASS is a test, not a reproduction); control: a sanity or negative
+# control that shows a check can tell the difference.
+FINDING, IDENTITY, CONTROL = KINDS = ("finding", "identity", "control")
 TIER_KEYS = {"expect", "tol", "note"}
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 METRIC_PATTERN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+")  # namespace (file stem) . key
@@ -30,6 +35,7 @@ class ClaimsError(ValueError):
 @dataclass
 class ClaimResult:
     id: str
+    kind: str
     tier: str
     statement: str
     source: str
@@ -42,10 +48,12 @@ class ClaimResult:
     note: str
     if_fail: str
     metric: str = ""
+    secondary: bool = False
 
     def as_row(self):
         row = asdict(self)
         row["paper_value"] = format_value(self.paper_value) if self.paper_value is not None else ""
+        row["secondary"] = "yes" if self.secondary else ""
         return row
 
 
@@ -84,9 +92,13 @@ def _validate_claim(claim, path, index, seen):
     for key in REQUIRED_CLAIM_KEYS:
         if key not in claim:
             raise ClaimsError(f"{where}: missing required key '{key}'")
+    if claim["kind"] not in KINDS:
+        raise ClaimsError(f"{where}: key 'kind' is {claim['kind']!r}; allowed: {', '.join(KINDS)}")
     for key in ("statement", "source"):
         if not isinstance(claim[key], str):
             raise ClaimsError(f"{where}: key '{key}' must be a string")
+    if "secondary" in claim and not isinstance(claim["secondary"], bool):
+        raise ClaimsError(f"{where}: key 'secondary' must be true or false")
     if "if_fail" in claim and not isinstance(claim["if_fail"], str):
         raise ClaimsError(f"{where}: key 'if_fail' must be a string")
     value = claim.get("paper_value")
@@ -102,7 +114,22 @@ def _validate_claim(claim, path, index, seen):
         if tier not in TIERS:
             raise ClaimsError(f"{where}: key 'tiers.{tier}' is not a tier; allowed: {', '.join(TIERS)}")
         _validate_tier_spec(claim["check"], spec, f"{where}: key 'tiers.{tier}")
+    _validate_counterexample(claim, where)
 
+
+def _validate_counterexample(claim, where):
+    """A finding names a reproduced value that would contradict the paper; tests score it and require FAIL."""
+    if "counterexample" not in claim:
+        if claim["kind"] == FINDING:
+            raise ClaimsError(f"{where}: missing required key 'counterexample' (every finding names a reproduced "
+                              "value that would contradict the paper)")
+        return
+    value = claim["counterexample"]
+    if claim["check"] in ("is_true", "is_false"):
+        if not isinstance(value, bool):
+            raise ClaimsError(f"{where}: key 'counterexample' must be true or false for check '{claim['check']}'")
+    elif not _is_number(value) or not math.isfinite(value):
+        raise ClaimsError(f"{where}: key 'counterexample' must be a finite number, got {value!r}")
 
 def _validate_tier_spec(check, spec, where):
     if spec is None:  # `quick:` with nothing after it, fine for is_true / is_false
@@ -187,9 +214,10 @@ def score(claims_doc, metrics, skipped, tier):
 
 def _score_claim(claim, metrics, skipped, tier):
     result = ClaimResult(
-        id=claim["id"], tier=tier, statement=claim["statement"], source=claim["source"],
+        id=claim["id"], kind=claim["kind"], tier=tier, statement=claim["statement"], source=claim["source"],
         paper_value=claim.get("paper_value"), check=claim["check"], expected="", reproduced="",
         status=NOT_RUN, reason="", note="", if_fail=claim.get("if_fail", ""), metric=claim["metric"],
+        secondary=claim.get("secondary", False),
     )
     if tier not in claim["tiers"]:
         result.reason = "not checked at this tier"
@@ -208,6 +236,12 @@ def _score_claim(claim, metrics, skipped, tier):
     else:
         result.status, result.reason = FAIL, f"metric {name} was not produced"
     return result
+
+
+def counterexample_outcomes(claims_doc):
+    """[(claim id, tier, passed)] for every claim's counterexample at every tier it is checked; each must fail."""
+    return [(c["id"], tier, apply_check(c["check"], spec or {}, c["counterexample"])[0])
+            for c in claims_doc["claims"] if "counterexample" in c for tier, spec in c["tiers"].items()]
 
 
 def apply_check(check, spec, value):
@@ -256,8 +290,16 @@ def format_value(value):
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def counts(results):
-    """{"PASS": n, "FAIL": n, "NOT RUN": n} for a list of results or CSV rows."""
-    statuses = [r.status if isinstance(r, ClaimResult) else r["status"] for r in results]
+def counts(results, kind=None):
+    """{"PASS": n, "FAIL": n, "NOT RUN": n} for a list of results or CSV rows (of one kind when given)."""
+    rows = [r if isinstance(r, dict) else r.as_row() for r in results]
+    statuses = [r["status"] for r in rows if kind is None or r.get("kind") == kind]
     return {status: statuses.count(status) for status in (PASS, FAIL, NOT_RUN)}
+
+
+def counts_by_kind(results):
+    """{kind: counts} for the kinds present, findings first."""
+    rows = [r if isinstance(r, dict) else r.as_row() for r in results]
+    present = [k for k in KINDS if any(r.get("kind") == k for r in rows)]
+    return {kind: counts(rows, kind) for kind in present}
 

@@ -30,8 +30,8 @@ from shared.pipeline.claims import (
 )
 from shared.pipeline.tiers import TIERS
 
-CSV_COLUMNS = ["id", "tier", "status", "paper_value", "reproduced", "check", "expected", "reason",
-               "metric", "source", "statement", "note", "if_fail"]
+CSV_COLUMNS = ["id", "kind", "tier", "status", "paper_value", "reproduced", "check", "expected", "reason",
+               "metric", "secondary", "source", "statement", "note", "if_fail"]
 STATUS_BADGE = {PASS: "✅ PASS", FAIL: "❌ **FAIL**", NOT_RUN: "⏸️ NOT RUN"}
 QUICK_DISCLAIMER = (
     "Quick-tier numbers come from a scaled-down setting (less data, smaller models, fewer steps; see "
