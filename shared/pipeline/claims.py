@@ -240,8 +240,8 @@ def _score_claim(claim, metrics, skipped, tier):
 
 def counterexample_outcomes(claims_doc):
     """[(claim id, tier, passed)] for every claim's counterexample at every tier it is checked; each must fail."""
-    return [(c["id"], tier, apply_check(c["check"], spec or {}, c["counterexample"])[0])
-            for c in claims_doc["claims"] if "counterexample" in c for tier, spec in c["tiers"].items()]
+    return [(c["id"], tier, apply_check(c["check"], c["tiers"][tier] or {}, c["counterexample"])[0])
+            for c in claims_doc["claims"] if "counterexample" in c for tier in TIERS if tier in c["tiers"]]
 
 
 def apply_check(check, spec, value):

@@ -1,7 +1,9 @@
 """Provenance: enough about code, config and machine to tell later where a number came from."""
+import hashlib
 import os
 import platform
 import subprocess
+import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -10,6 +12,31 @@ from shared.pipeline.tiers import config_hash
 
 PACKAGES = ("torch", "numpy", "snakemake", "safetensors", "matplotlib")
 REPO_ROOT = Path(__file__).resolve().parents[1]
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the repository: shared/ and replications/ live here
+CODE_DIRS = ("shared", "replications")
+
+
+def file_hash(path):
+    """Short sha256 of a file's bytes, or None when it does not exist."""
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def loaded_code():
+    """{repository-relative path: hash} of every module of shared/ and replications/ this process imported: the code
+    that produced what it writes (a training script records it in the checkpoint, an analysis in its metrics)."""
+    files = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or not path.endswith(".py"):
+            continue
+        try:
+            rel = Path(path).resolve().relative_to(CODE_ROOT)
+        except ValueError:
+            continue
+        if rel.parts[0] in CODE_DIRS:
+            files[rel.as_posix()] = file_hash(CODE_ROOT / rel)
+    return dict(sorted(files.items()))
 
 
 def collect(config=None, seeds=None, device=None, extra=None):

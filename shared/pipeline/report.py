@@ -3,7 +3,11 @@
     python -m shared.pipeline.report render --paper P --tier quick --paper-dir replications/P \
         --metrics results/P/quick/metrics/*.json --figures reports/P/quick/figures/*.png \
         --out-dir reports/P/quick [--config results/P/quick/config.json]
+    python -m shared.pipeline.report rerender --paper P --tier full [--reports reports] [--replications replications]
     python -m shared.pipeline.report index [--reports reports] [--out reports/index.md] [--replications replications]
+
+`render` copies the metrics files it scored into <out-dir>/metrics/ and the resolved config to <out-dir>/config.json,
+so that `rerender` can score an edited claims.yaml from a committed report without running anything again.
 """
 import argparse
 import csv
@@ -11,17 +15,20 @@ import io
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import yaml
 
 from shared.io.files import write_json, write_text
-from shared.pipeline import provenance
+from shared.pipeline import provenance, staleness
 from shared.pipeline.claims import (
     FAIL,
+    FINDING,
+    IDENTITY,
     NOT_RUN,
     PASS,
-    counts,
+    counts_by_kind,
     format_value,
     load_claims,
     load_metrics,
@@ -38,6 +45,14 @@ QUICK_DISCLAIMER = (
     "each claim's note) and are never a claim that the paper's number was matched: they only check "
     "that the paper's effect shows up at small scale."
 )
+KIND_NOTE = (
+    "A finding is an empirical result the paper reports: its PASS is a reproduction. An identity is an exact "
+    "property the implementation must satisfy: its PASS is a test of the code, not a reproduction. A control shows "
+    "that a check can tell the difference."
+)
+PLURAL = {"finding": "findings", "identity": "identities", "control": "controls"}
+FIXED_BEFORE = "Expectations fixed before the first run"
+CHOSEN_AFTER = "Analysis choices made after seeing results"
 
 
 # ---------------------------------------------------------------- markdown and csv helpers
@@ -89,12 +104,17 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
     prov = provenance.collect(
         config, seeds=_gather(infos, config, ("seeds", "seed")), device=_gather(infos, config, ("device",)),
         extra={"paper": paper, "tier": tier, "config_path": str(config_path) if config_path else None,
-               "metrics_info": infos, "figures": [Path(f).name for f in figure_paths]},
+               "metrics_info": {name: _without_code(info) for name, info in infos.items()},
+               "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
     )
+    prov["inputs"] = staleness.report_inputs(paper_dir, config, infos)
+    _keep_metrics(metrics_paths, out_dir / "metrics")
+    if config_path and Path(config_path).resolve() != (out_dir / "config.json").resolve():
+        shutil.copyfile(config_path, out_dir / "config.json")
     write_csv(out_dir / "claims.csv", [r.as_row() for r in results])
     write_json(out_dir / "provenance.json", prov)
     sections = [
-        _summary(claims_doc, tier, results),
+        _summary(claims_doc, tier, results, paper_dir),
         _claims_table(tier, results),
         _figures(paper_dir, out_dir, figure_paths),
         _deviations(paper_dir, results),
@@ -103,6 +123,41 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
     ]
     write_text(out_dir / "report.md", "\n\n".join(sections) + "\n")
     return results
+
+
+def rerender(paper, tier, reports_dir="reports", replications_dir="replications", skipped_namespaces=None):
+    """Score the paper's claims.yaml again from the metrics and figures a rendered report kept (no run); analyses
+    that were skipped then (plus `skipped_namespaces`, {namespace: reason}) read NOT RUN with their reason."""
+    out_dir = Path(reports_dir) / paper / tier
+    metrics = sorted((out_dir / "metrics").glob("*.json"))
+    if not metrics:
+        raise SystemExit(f"{out_dir}/metrics holds no metrics files: run the pipeline for {paper} ({tier}) instead")
+    prov = json.loads((out_dir / "provenance.json").read_text()) if (out_dir / "provenance.json").is_file() else {}
+    config_path = out_dir / "config.json"  # without it the report records no config, and the index marks it stale
+    figures = sorted((out_dir / "figures").glob("*.png"))
+    skipped = {**prov.get("extra", {}).get("skipped_namespaces", {}), **(skipped_namespaces or {})}
+    return render(paper, tier, Path(replications_dir) / paper, metrics, figures, out_dir,
+                  config_path if config_path.is_file() else None, skipped)
+
+
+def _keep_metrics(metrics_paths, keep_dir):
+    """Copy the scored metrics files beside the report (replacing the last run's), for `rerender`."""
+    sources = [Path(p).resolve() for p in metrics_paths]
+    if keep_dir.resolve() in {p.parent for p in sources}:
+        return  # re-rendering from the kept files themselves
+    keep_dir.mkdir(parents=True, exist_ok=True)
+    for old in keep_dir.glob("*.json"):
+        old.unlink()
+    for path in sources:
+        shutil.copyfile(path, keep_dir / path.name)
+
+
+def _without_code(info):
+    """A metrics file's info without the per-file code hashes (provenance.json keeps them once, under inputs)."""
+    info = {k: v for k, v in info.items() if k != "code"}
+    if isinstance(info.get("trained"), dict):
+        info["trained"] = {k: v for k, v in info["trained"].items() if k != "code"}
+    return info
 
 
 def _read_config(path):
@@ -122,23 +177,56 @@ def _gather(infos, config, keys):
     return values or None
 
 
-def _summary(claims_doc, tier, results):
-    n = counts(results)
-    text = (f"Tier **{tier}**: {len(results)} claims, {n[PASS]} PASS, {n[FAIL]} FAIL, {n[NOT_RUN]} NOT RUN. "
-            "Every status is computed from this run's metrics files; none is edited by hand.")
+def _summary(claims_doc, tier, results, paper_dir):
+    text = (f"Tier **{tier}**, {len(results)} claims: {kind_counts_text(results)}. {KIND_NOTE} Every status is "
+            "computed from this run's metrics files; none is edited by hand.")
     if tier == "quick":
         text += " " + QUICK_DISCLAIMER
-    return f"# {claims_doc['title']}\n\n{text}"
+    sections = deviation_sections(paper_dir)
+    header = [f"# {claims_doc['title']}", text]
+    for title in (FIXED_BEFORE, CHOSEN_AFTER):
+        body = sections.get(title) or f"**⚠️ Not stated**: deviations.md has no section '## {title}'."
+        header.append(f"### {title}\n\n{body}")
+    return "\n\n".join(header)
+
+
+def kind_counts_text(results, link=None):
+    """'findings 18 PASS / 4 FAIL / 2 NOT RUN of 24; identities 30 / 30 PASS; controls 3 / 3 PASS'."""
+    parts = []
+    for kind, n in counts_by_kind(results).items():
+        total = sum(n.values())
+        others = "".join(f" / {n[s]} {s}" for s in (FAIL, NOT_RUN) if n[s])
+        name = PLURAL[kind]
+        text = f"{name} {n[PASS]} PASS{others} of {total}" if kind == FINDING else f"{name} {n[PASS]} / {total} PASS"
+        if kind != FINDING and n[FAIL]:
+            text += f" ({n[FAIL]} FAIL{' — a bug' if kind == IDENTITY else ''})"
+        parts.append(f"[{text}]({link})" if link and kind == FINDING else text)
+    return "; ".join(parts) or "no claims"
+
+
+def deviation_sections(paper_dir):
+    """{heading: body} of the `## ` sections of deviations.md."""
+    path = Path(paper_dir) / "deviations.md"
+    if not path.is_file():
+        return {}
+    sections, title = {}, None
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            title = line[3:].strip()
+            sections[title] = []
+        elif title is not None:
+            sections[title].append(line)
+    return {t: "\n".join(lines).strip() for t, lines in sections.items()}
 
 
 def _claims_table(tier, results):
     rows = []
     for r in results:
         notes = "; ".join(x for x in (r.note, r.reason) if x)
-        paper_value = r.as_row()["paper_value"] or "—"
-        rows.append([f"`{cell(r.id)}`", cell(r.statement), cell(r.source), cell(paper_value),
+        paper_value = (r.as_row()["paper_value"] or "—") + (" (secondary)" if r.secondary else "")
+        rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(r.statement), cell(r.source), cell(paper_value),
                      cell(r.expected or "—"), cell(r.reproduced or "—"), STATUS_BADGE[r.status], cell(notes)])
-    headers = ["ID", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes"]
+    headers = ["ID", "Kind", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes"]
     return "## Claims\n\n" + (table(headers, rows) if rows else "_No claims listed in claims.yaml._")
 
 
@@ -179,7 +267,7 @@ def _deviations(paper_dir, results):
     parts = ["## Deviations from the paper"]
     hand_written = paper_dir / "deviations.md"
     if hand_written.is_file():
-        parts.append(hand_written.read_text().strip())
+        parts.append(_without_sections(hand_written.read_text(), (FIXED_BEFORE, CHOSEN_AFTER)).strip())
     parts.append("### Failed claims in this run")
     fails = [r for r in results if r.status == FAIL]
     if not fails:
@@ -191,6 +279,17 @@ def _deviations(paper_dir, results):
                      f"  - measured: {r.reproduced or '—'}; expected: {r.expected}; {r.reason or 'check failed'}\n"
                      f"  - explanation: {explanation}")
     return "\n\n".join(parts)
+
+
+def _without_sections(text, titles):
+    """deviations.md without the `## ` sections the header already shows."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line[3:].strip() in titles
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _provenance(prov):
@@ -244,8 +343,9 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
             papers.setdefault(paper, {})[tier] = [{**row, "tier": tier} for row in read_csv(csv_path)]
     for paper, tiers in sorted(papers.items()):
         write_csv(reports_dir / paper / "claims.csv", [row for t in TIERS for row in tiers.get(t, [])])
-    write_text(out, "# Replication reports\n\nClaims PASS / total per tier, computed from each run's metrics. "
-                    "Quick-tier numbers come from scaled-down settings.\n\n"
+    write_text(out, "# Replication reports\n\nClaims per tier, computed from each run's metrics, findings apart from "
+                    "identities and controls. " + KIND_NOTE + " Quick-tier numbers come from scaled-down settings. "
+                    "A report whose claims, config or code changed since it was rendered is marked stale.\n\n"
                     + _status_table(papers, reports_dir, out.parent, replications_dir) + "\n")
     readme = reports_dir.parent / "README.md"
     if readme.is_file():
@@ -257,7 +357,7 @@ README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end
 
 
 def _status_table(papers, reports_dir, base, replications_dir):
-    """One row per paper: PASS / total per tier, with links relative to `base`."""
+    """One row per paper: findings, identities and controls per tier, staleness, with links relative to `base`."""
     rel = lambda path: Path(os.path.relpath(path, base)).as_posix()
     rows = []
     for paper, tiers in sorted(papers.items()):
@@ -266,9 +366,13 @@ def _status_table(papers, reports_dir, base, replications_dir):
             if tier not in tiers:
                 cells.append("—")
                 continue
-            n = counts(tiers[tier])
-            cells.append(f"[{n[PASS]} / {len(tiers[tier])} PASS]({rel(reports_dir / paper / tier / 'report.md')})"
-                         + (f", {n[FAIL]} FAIL" if n[FAIL] else ""))
+            report_dir = reports_dir / paper / tier
+            text = kind_counts_text(tiers[tier], link=rel(report_dir / "report.md"))
+            state = staleness.check_report(report_dir, Path(replications_dir) / paper, tier,
+                                           root=Path(replications_dir).resolve().parent)
+            if state.stale:
+                text += f"<br>⚠️ **stale** (rendered {state.rendered or 'at an unknown date'}): " + "; ".join(state.reasons)
+            cells.append(cell(text))
         rows.append(cells + [f"[claims.csv]({rel(reports_dir / paper / 'claims.csv')})"])
     return table(["Paper", "Title", *TIERS, "All claims"], rows) if rows else "_No reports yet._"
 
@@ -303,12 +407,20 @@ def main(argv=None):
     r.add_argument("--skipped", default="{}", help="JSON {namespace: reason} of analyses that could not run")
     r.add_argument("--out-dir", required=True)
     r.add_argument("--config")
+    rr = sub.add_parser("rerender", help="score claims.yaml again from the metrics a rendered report kept")
+    rr.add_argument("--paper", required=True)
+    rr.add_argument("--tier", required=True, choices=TIERS)
+    rr.add_argument("--reports", default="reports")
+    rr.add_argument("--replications", default="replications")
+    rr.add_argument("--skipped", default="{}", help="JSON {namespace: reason} of analyses that were not run")
     i = sub.add_parser("index", help="merge per-tier claims.csv files and write the index")
     add_index_arguments(i)
     args = parser.parse_args(argv)
     if args.command == "render":
         render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
                json.loads(args.skipped))
+    elif args.command == "rerender":
+        rerender(args.paper, args.tier, args.reports, args.replications, json.loads(args.skipped))
     else:
         index(args.reports, args.out, args.replications)
 

@@ -16,7 +16,7 @@ import torch
 from shared.io.checkpoints import load_state_dicts, save_models
 from shared.io.files import atomic_path, write_json
 from shared.io.runtime import describe, generator, pick_device
-from shared.pipeline.provenance import collect
+from shared.pipeline.provenance import collect, loaded_code
 
 INIT = "init"
 
@@ -57,7 +57,7 @@ class RunContext:
                 "wall_seconds": self.wall() if wall_seconds is None else wall_seconds,
                 "provenance": collect(config=self.params if config is None else config, seeds=seeds,
                                       device=describe(self.device)),
-                **extra}
+                "code": loaded_code(), **extra}
 
     def save(self, path, models, runs, **extra):
         """Write `models` ({name: module}) and the metadata of `runs` to one safetensors checkpoint; return the meta."""
@@ -101,15 +101,17 @@ def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=
     """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
 
     `meta` (a checkpoint's metadata) adds the experiment, seeds, device, training time and the training-time
-    provenance, which the report shows beside its own.
+    provenance, which the report shows beside its own. The code this process loaded (and, through `meta`, the code
+    that trained the models) is recorded so that a report can tell when its metrics are stale.
     """
-    info = dict(info or {})
+    info = dict(info or {}, code=loaded_code())
     if meta is not None:
         info.update(experiment=meta.get("experiment"), seeds=sorted({r["seed"] for r in meta["runs"] if "seed" in r}),
                     models=len(meta["runs"]), device=meta.get("device"), train_wall_s=round(meta["wall_seconds"], 1))
         if meta.get("provenance"):
             info["trained"] = {k: meta["provenance"].get(k) for k in
                                ("git_commit", "git_dirty", "config_hash", "device", "timestamp_utc")}
+            info["trained"]["code"] = meta.get("code", {})
     write_json(path, {"metrics": metrics, "skipped": {}, "info": info})
     if arrays is not None:
         with atomic_path(arrays_path) as tmp:

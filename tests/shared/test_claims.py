@@ -10,6 +10,8 @@ from shared.pipeline.claims import (
     NOT_RUN,
     PASS,
     ClaimsError,
+    counterexample_outcomes,
+    counts,
     format_value,
     load_claims,
     load_metrics,
@@ -18,7 +20,7 @@ from shared.pipeline.claims import (
 
 
 def claim(**overrides):
-    base = {"id": "C1", "statement": "s", "source": "Fig 1", "paper_value": 0.9, "metric": "m.x",
+    base = {"id": "C1", "kind": "identity", "statement": "s", "source": "Fig 1", "paper_value": 0.9, "metric": "m.x",
             "check": ">=", "tiers": {"quick": {"expect": 0.5}}}
     return {**base, **overrides}
 
@@ -109,6 +111,12 @@ def test_format_value():
     ({"tiers": {"quick": {"expect": 1, "tolerance": 2}}}, ["C1", "tiers.quick.tolerance"]),
     ({"metric": "no_namespace"}, ["C1", "metric"]),
     ({"id": "bad id!"}, ["claim #1", "id"]),
+    ({"kind": "result"}, ["C1", "kind", "finding, identity, control"]),
+    ({"kind": "finding"}, ["C1", "counterexample"]),
+    ({"kind": "finding", "counterexample": True}, ["C1", "counterexample", "finite number"]),
+    ({"counterexample": float("nan")}, ["C1", "counterexample"]),
+    ({"check": "is_true", "tiers": {"quick": None}, "counterexample": 0}, ["C1", "counterexample", "true or false"]),
+    ({"secondary": "yes"}, ["C1", "secondary"]),
 ])
 def test_validation_names_claim_and_key(tmp_path, change, words):
     with pytest.raises(ClaimsError) as err:
@@ -118,10 +126,11 @@ def test_validation_names_claim_and_key(tmp_path, change, words):
 
 
 def test_validation_missing_key_and_duplicate_id(tmp_path):
-    bare = claim()
-    del bare["source"]
-    with pytest.raises(ClaimsError, match="C1.*source"):
-        load_claims(write_claims(tmp_path, bare))
+    for key in ("source", "kind"):
+        bare = claim()
+        del bare[key]
+        with pytest.raises(ClaimsError, match=f"C1.*{key}"):
+            load_claims(write_claims(tmp_path, bare))
     with pytest.raises(ClaimsError, match="duplicate id 'C1'"):
         load_claims(write_claims(tmp_path, claim(), claim()))
 
@@ -137,3 +146,24 @@ def test_load_metrics_namespaces_by_file_stem(tmp_path):
     (tmp_path / "other" / "spectra.json").write_text(json.dumps({"metrics": {}}))
     with pytest.raises(ClaimsError, match="namespace 'spectra'"):
         load_metrics([tmp_path / "spectra.json", tmp_path / "other" / "spectra.json"])
+
+
+def test_counterexamples_are_scored_at_every_tier(tmp_path):
+    doc = load_claims(write_claims(
+        tmp_path,
+        claim(id="can-fail", kind="finding", counterexample=0.2, tiers={"quick": {"expect": 0.5}, "full": {"expect": 0.8}}),
+        claim(id="loose-at-quick", kind="finding", counterexample=0.6, tiers={"quick": {"expect": 0.5}, "full": {"expect": 0.8}}),
+        claim(id="bool", kind="finding", check="is_true", counterexample=False, tiers={"quick": None}),
+        claim(id="no-counterexample", kind="control"),
+    ))
+    assert counterexample_outcomes(doc) == [("can-fail", "quick", False), ("can-fail", "full", False),
+                                            ("loose-at-quick", "quick", True), ("loose-at-quick", "full", False),
+                                            ("bool", "quick", False)]
+
+
+def test_counts_by_kind(tmp_path):
+    doc = load_claims(write_claims(tmp_path, claim(id="f", kind="finding", counterexample=0.1), claim(id="i")))
+    results = score(doc, {"m.x": 0.7}, {}, "quick")
+    assert counts(results, "finding") == {PASS: 1, FAIL: 0, NOT_RUN: 0}
+    assert counts(results) == {PASS: 2, FAIL: 0, NOT_RUN: 0}
+    assert [r.kind for r in results] == ["finding", "identity"]

@@ -8,23 +8,23 @@ import pytest
 import yaml
 
 from shared.pipeline import cli
-from shared.pipeline.report import index, render
+from shared.pipeline.report import index, render, rerender
 
 CLAIMS = {
     "paper": "toy",
     "title": "Toy paper | with a pipe",
     "claims": [
-        {"id": "good", "statement": "accuracy is high", "source": "Tab 1", "paper_value": 97.0,
+        {"id": "good", "kind": "finding", "counterexample": 0.5, "statement": "accuracy is high", "source": "Tab 1", "paper_value": 97.0,
          "metric": "acc.test", "check": ">=", "tiers": {"quick": {"expect": 0.9, "note": "5k samples"},
                                                          "full": {"expect": 0.9}}},
-        {"id": "bad", "statement": "spectrum is low-rank", "source": "Fig 3", "paper_value": "20 of 512",
+        {"id": "bad", "kind": "finding", "counterexample": 0.1, "statement": "spectrum is low-rank", "source": "Fig 3", "paper_value": "20 of 512",
          "metric": "spectra.top40", "check": "within", "tiers": {"quick": {"expect": 0.9, "tol": 0.01}},
          "if_fail": "too few epochs at quick tier"},
-        {"id": "unexplained", "statement": "a | b", "source": "App A", "paper_value": None,
+        {"id": "unexplained", "kind": "identity", "statement": "a | b", "source": "App A", "paper_value": None,
          "metric": "spectra.missing", "check": "is_true", "tiers": {"quick": None}},
-        {"id": "gpu-only", "statement": "big model", "source": "Sec 5", "paper_value": 1,
+        {"id": "gpu-only", "kind": "finding", "counterexample": 5, "statement": "big model", "source": "Sec 5", "paper_value": 1,
          "metric": "acc.big", "check": "<", "tiers": {"quick": {"expect": 2}, "full": {"expect": 2}}},
-        {"id": "full-only", "statement": "paper scale", "source": "Sec 6", "paper_value": 1,
+        {"id": "full-only", "kind": "control", "statement": "paper scale", "source": "Sec 6", "paper_value": 1,
          "metric": "acc.test", "check": ">", "tiers": {"full": {"expect": 0.5}}},
     ],
 }
@@ -37,7 +37,9 @@ def project(tmp_path):
     (paper_dir / "captions").mkdir(parents=True)
     (paper_dir / "claims.yaml").write_text(yaml.safe_dump(CLAIMS, sort_keys=False))
     (paper_dir / "captions" / "spectrum.rst").write_text("Eigenvalue spectrum\n===================\nTop 40 of 512.\n")
-    (paper_dir / "deviations.md").write_text("We train for 40 epochs instead of 100.\n")
+    (paper_dir / "deviations.md").write_text(
+        "We train for 40 epochs instead of 100.\n\n## Expectations fixed before the first run\n\nAll of them, in"
+        " March.\n\n## Analysis choices made after seeing results\n\n- The cut at 0.1.\n\n## Data\n\nDigits.\n")
     for tier in ("quick", "full"):
         metrics = tmp_path / "results" / tier / "metrics"
         metrics.mkdir(parents=True)
@@ -71,15 +73,22 @@ def test_render_writes_report_csv_and_provenance(project):
     out = project / "reports" / "toy" / "quick"
     md = (out / "report.md").read_text()
     assert md.startswith("# Toy paper | with a pipe")
-    assert "1 PASS, 2 FAIL, 2 NOT RUN" in md and "never a claim that the paper's number was matched" in md
-    assert "| `bad` | spectrum is low-rank | Fig 3 | 20 of 512 | within 0.01 of 0.9 | 0.5 | ❌ **FAIL** |" in md
+    assert ("5 claims: findings 1 PASS / 1 FAIL / 1 NOT RUN of 3; identities 0 / 1 PASS (1 FAIL — a bug); "
+            "controls 0 / 1 PASS") in md
+    assert "never a claim that the paper's number was matched" in md and "not a reproduction" in md
+    header = md.split("## Claims")[0]
+    assert "### Expectations fixed before the first run\n\nAll of them, in March." in header
+    assert "### Analysis choices made after seeing results\n\n- The cut at 0.1." in header
+    assert ("| `bad` | finding | spectrum is low-rank | Fig 3 | 20 of 512 | within 0.01 of 0.9 | 0.5 | ❌ **FAIL** |"
+            in md)
     assert "a \\| b" in md  # pipes escaped inside table cells
     assert "needs a GPU" in md and "5k samples" in md
     # Figures: caption file gives title + caption; a figure without one still appears.
     assert "### Eigenvalue spectrum\n\n![Eigenvalue spectrum](figures/spectrum.png)\n\nTop 40 of 512." in md
     assert "![loss](figures/loss.png)" in md
     deviations = md.split("## Deviations from the paper")[1].split("## Provenance")[0]
-    assert "We train for 40 epochs instead of 100." in deviations
+    assert "We train for 40 epochs instead of 100." in deviations and "Digits." in deviations
+    assert "The cut at 0.1" not in deviations  # shown once, in the header
     assert "FAIL `bad`" in deviations and "too few epochs at quick tier" in deviations
     assert "FAIL `unexplained`" in deviations and "NO EXPLANATION RECORDED" in deviations
     assert "metric spectra.missing was not produced" in deviations
@@ -90,6 +99,8 @@ def test_render_writes_report_csv_and_provenance(project):
     assert rows["gpu-only"]["reason"] == "needs a GPU"
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["seeds"] == [0, 1] and prov["device"] == ["cpu"] and prov["config_hash"]
+    assert set(prov["inputs"]) == {"claims", "deviations", "config", "code"}
+    assert sorted(p.name for p in (out / "metrics").iterdir()) == ["acc.json", "spectra.json"]
     assert "numpy" in prov["packages"]
 
 
@@ -102,7 +113,8 @@ def test_full_tier_has_no_quick_disclaimer_and_render_cli_works(project):
         cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     md = (out / "report.md").read_text()
-    assert "2 PASS, 0 FAIL, 3 NOT RUN" in md and "never a claim" not in md
+    assert "findings 1 PASS / 2 NOT RUN of 3; identities 0 / 1 PASS; controls 1 / 1 PASS" in md
+    assert "never a claim" not in md
     assert "No claim failed at this tier." in md
 
 
@@ -114,7 +126,10 @@ def test_index_merges_tiers_and_counts(project):
     assert [(r["tier"], r["id"]) for r in merged][:2] == [("quick", "good"), ("quick", "bad")]
     assert sum(r["tier"] == "full" for r in merged) == 5 and len(merged) == 10
     md = (project / "reports" / "index.md").read_text()
-    assert "| toy | Toy paper \\| with a pipe | [1 / 5 PASS](toy/quick/report.md), 2 FAIL | [2 / 5 PASS](toy/full/report.md) |" in md
+    quick = ("[findings 1 PASS / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md); identities 0 / 1 PASS (1 FAIL — a bug); "
+             "controls 0 / 1 PASS")
+    assert f"| toy | Toy paper \\| with a pipe | {quick}<br>⚠️ **stale** (rendered " in md
+    assert "the code that produced its metrics was not recorded" in md  # the fixture's metrics record no code
 
 
 def test_check_claims_exit_codes(project):
@@ -131,7 +146,7 @@ def test_index_cli(project):
     render_tier(project, "quick")
     done = run_cli("index", cwd=project)
     assert done.returncode == 0, done.stderr
-    assert "[1 / 5 PASS](toy/quick/report.md)" in (project / "reports" / "index.md").read_text()
+    assert "[findings 1 PASS / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md)" in (project / "reports" / "index.md").read_text()
 
 
 def test_new_paper_substitutes_names_and_contents(tmp_path, monkeypatch):
@@ -162,3 +177,55 @@ def test_new_paper_cli_uses_real_template_and_refuses(tmp_path):
         refused = run_cli("new-paper", bad, "--root", str(tmp_path), cwd=tmp_path)
         assert refused.returncode != 0 and "lowercase Python identifier" in refused.stderr
         assert not (tmp_path / "replications" / bad).exists()
+
+
+def test_staleness_names_what_changed_since_rendering(project):
+    from shared.io.files import write_json
+    from shared.pipeline.provenance import file_hash
+    from shared.pipeline.staleness import check_report
+
+    paper_dir = project / "replications" / "toy"
+    code = paper_dir / "analyze.py"
+    code.write_text("print('v1')\n")
+    (paper_dir / "config.yaml").write_text("common: {epochs: 40}\nquick: {}\nfull: {}\n")
+    write_json(project / "results" / "quick" / "config.json", {"epochs": 40, "tier": "quick"})
+    acc = project / "results" / "quick" / "metrics" / "acc.json"
+    doc = json.loads(acc.read_text())
+    doc["info"]["code"] = {"replications/toy/analyze.py": file_hash(code)}
+    acc.write_text(json.dumps(doc))
+    render_tier(project, "quick")
+    out = project / "reports" / "toy" / "quick"
+    state = lambda: check_report(out, paper_dir, "quick", root=project)
+    assert not state().stale and state().rendered
+    code.write_text("print('v2')\n")
+    assert state().reasons == ["code changed: replications/toy/analyze.py"]
+    code.write_text("print('v1')\n")
+    (paper_dir / "config.yaml").write_text("common: {epochs: 41}\nquick: {}\nfull: {}\n")
+    assert state().reasons == ["config changed"]
+    (paper_dir / "config.yaml").write_text("common: {epochs: 40}\nquick: {}\nfull: {}\n")
+    claims = yaml.safe_load((paper_dir / "claims.yaml").read_text())
+    claims["claims"][1]["tiers"]["quick"]["tol"] = 0.5
+    (paper_dir / "claims.yaml").write_text(yaml.safe_dump(claims))
+    assert state().reasons == ["claims.yaml changed"]
+    # a changed claims.yaml needs no run: the report re-scores the metrics it kept
+    done = subprocess.run([sys.executable, "-m", "shared.pipeline.report", "rerender", "--paper", "toy", "--tier",
+                           "quick"], cwd=project, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not state().stale
+    rows = {row["id"]: row["status"] for row in csv.DictReader((out / "claims.csv").open())}
+    assert rows == {"good": "PASS", "bad": "PASS", "unexplained": "FAIL", "gpu-only": "NOT RUN", "full-only": "NOT RUN"}
+
+
+def test_rerender_keeps_skipped_analyses_not_run(project):
+    out = project / "reports" / "toy" / "full"
+    render("toy", "full", project / "replications" / "toy", [project / "results/full/metrics/acc.json"], [], out,
+           None, {"spectra": "MNIST was not downloaded"})
+    claims = yaml.safe_load((project / "replications/toy/claims.yaml").read_text())
+    claims["claims"][1]["tiers"]["full"] = {"expect": 0.9, "tol": 0.01}  # a claim on the analysis not run
+    (project / "replications/toy/claims.yaml").write_text(yaml.safe_dump(claims))
+    rerendered = {r.id: (r.status, r.reason) for r in rerender("toy", "full", project / "reports",
+                                                               project / "replications")}
+    assert rerendered["bad"] == ("NOT RUN", "MNIST was not downloaded")
+    assert rerendered["gpu-only"] == ("NOT RUN", "needs a GPU")
+    assert rerendered["full-only"][0] == "PASS"
+    assert [p.name for p in (out / "metrics").iterdir()] == ["acc.json"]
