@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shared.io.files import atomic_path, write_text
 from shared.pipeline import report
-from shared.pipeline.claims import FAIL, counts
+from shared.pipeline.claims import FAIL
 from shared.pipeline.tiers import TIERS
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates" / "paper"
@@ -27,7 +27,7 @@ def check_claims(tier="quick", reports_dir="reports", papers=()):
     if not papers:
         print(f"no results for tier {tier!r} under {reports_dir}/", file=sys.stderr)
         return 2
-    missing, fails, totals = [], [], {"PASS": 0, "FAIL": 0, "NOT RUN": 0}
+    missing, fails, rows_all = [], [], []
     for paper in papers:
         path = reports_dir / paper / tier / "claims.csv"
         if not path.is_file():
@@ -35,12 +35,10 @@ def check_claims(tier="quick", reports_dir="reports", papers=()):
             continue
         rows = report.read_csv(path)
         fails += [(paper, row) for row in rows if row["status"] == FAIL]
-        for status, n in counts(rows).items():
-            totals[status] += n
+        rows_all += rows
     if fails:
         print(_fail_table(fails))
-    print(f"{tier}: {totals['PASS']} PASS, {totals['FAIL']} FAIL, {totals['NOT RUN']} NOT RUN "
-          f"in {len(papers) - len(missing)} paper(s)")
+    print(f"{tier}: {report.kind_counts_text(rows_all)} in {len(papers) - len(missing)} paper(s)")
     for paper in missing:
         print(f"{paper}: no results for tier {tier!r} ({reports_dir / paper / tier / 'claims.csv'} missing)",
               file=sys.stderr)
@@ -49,10 +47,10 @@ def check_claims(tier="quick", reports_dir="reports", papers=()):
 
 
 def _fail_table(fails):
-    rows = [("paper", "claim", "reproduced", "expected", "reason")]
-    rows += [(paper, r["id"], r["reproduced"], r["expected"], r["reason"]) for paper, r in fails]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)) + "  " + row[4] for row in rows)
+    rows = [("paper", "claim", "kind", "reproduced", "expected", "reason")]
+    rows += [(paper, r["id"], r.get("kind", ""), r["reproduced"], r["expected"], r["reason"]) for paper, r in fails]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)) + "  " + row[5] for row in rows)
 
 
 def new_paper(name, root="."):
