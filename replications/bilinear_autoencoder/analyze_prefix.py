@@ -51,7 +51,11 @@ def main():
             metrics[f"{name}.k_n{frac}"] = float(curve[n // frac // chunk - 1])
     metrics["ordered_gain_n8"] = metrics["vanilla.k_n8"] - metrics["ordered.k_n8"]
     metrics["ordered_gain_n4"] = metrics["vanilla.k_n4"] - metrics["ordered.k_n4"]
-    metrics["oracle_gap_covered_n8"] = metrics["ordered_gain_n8"] / (metrics["vanilla.k_n8"] - metrics["oracle.k_n8"])
+    # 'Ordered prefixes close >= 50% of the gap from vanilla's index order to the oracle' (dossier A4), written as a
+    # difference: the ordered error at or below the midpoint of the two vanilla curves. As a ratio, the gap is a
+    # near-zero denominator whenever reordering vanilla's latents gains little.
+    metrics["oracle_gain_n8"] = metrics["vanilla.k_n8"] - metrics["oracle.k_n8"]
+    metrics["oracle_midpoint_margin_n8"] = (metrics["vanilla.k_n8"] + metrics["oracle.k_n8"]) / 2 - metrics["ordered.k_n8"]
     metrics["full_cost"] = metrics["ordered.k_n1"] - metrics["vanilla.k_n1"]
     info = {"dataset": meta["dataset"], "held_out": len(x), "chunk": chunk, "n": n}
     write_metrics(args.metrics, metrics, meta, info=info, arrays={"k": ks, **curves}, arrays_path=args.arrays)
