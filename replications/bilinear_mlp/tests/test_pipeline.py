@@ -89,7 +89,8 @@ def test_checkpoint_path_and_run_names_for_other_papers():
     p = paper()
     assert pipeline.checkpoint_path(p, "size") == "results/bilinear_mlp/quick/models/size.safetensors"
     names = pipeline.run_names(p.cfg, "size")
-    assert names[0] == "d_hidden=30,seed=0" and len(names) == 15 and "d_hidden=50,seed=0" in names
+    assert names[0] == "d_hidden=20,seed=0" and len(names) == 35  # 7 widths x 5 seeds, in grid order
+    assert "d_hidden=50,seed=0" in names  # the model bilinear_autoencoder's quick tier reads
     assert pipeline.run_names(p.cfg, "base") == ["bilinear", "reglu", "relu", "bilinear_bias"]
 
 
