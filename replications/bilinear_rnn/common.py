@@ -12,13 +12,14 @@ from .model import build
 
 def run_specs(experiment, cfg):
     """One spec per (task, seed, learning rate) of an experiment: everything `model.build` and training need.
-    `cfg` holds `experiments` (at least this one), `lrs` and `d_hidden`."""
+    `cfg` holds `experiments` (at least this one), `lrs` and `d_hidden`; an experiment's own `lrs` replace the tier's."""
     spec = cfg["experiments"][experiment]
+    lrs = spec.get("lrs", cfg["lrs"])
     specs = []
     for task in spec["tasks"]:
         for seed in spec["seeds"]:
-            for i, lr in enumerate(cfg["lrs"]):
-                name = f"{task}_s{seed}" + (f"_lr{i}" if len(cfg["lrs"]) > 1 else "")
+            for i, lr in enumerate(lrs):
+                name = f"{task}_s{seed}" + (f"_lr{i}" if len(lrs) > 1 else "")
                 specs.append({"name": name, "task": task, "seed": seed, "lr": lr, "model": spec["model"],
                               "d_hidden": spec.get("d_hidden", cfg["d_hidden"]),
                               **{k: spec[k] for k in ("rank", "block", "additive", "layers") if k in spec}})

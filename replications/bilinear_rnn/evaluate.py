@@ -5,14 +5,22 @@ The bilinear models run in mode "exact" (the recurrence as defined, renormalized
 in log space: the paper's inference-time renormalization, exact for the pure models). Runs with the additive term
 are also evaluated the two inexact ways ("renormalize": the scale dropped; "plain": float32 without any
 normalization), because their exact function and these two differ.
+
+Every run is also scored on fresh validation sequences at the in-distribution length (the first of `lengths`),
+drawn from a stream of their own: its per-step cross-entropy, in the mode the run was trained in, is what picks the
+learning rate of a seed (analyze_accuracy), so the choice never reads the test sequences.
 """
 import torch
+import torch.nn.functional as F
 
+from shared.data.sequence_tasks import sample
 from shared.io.files import write_json
 from shared.pipeline.run import start_run
 from shared.train.sequences import accuracy_by_position
 
-from .common import load_models, majority_rate, normalize, read_test_sets
+from .common import load_models, majority_rate, normalize, read_tasks, read_test_sets
+
+VALIDATION_SEQUENCES = 512
 
 
 def main():
@@ -20,6 +28,8 @@ def main():
     args, lengths = run.args, run.params["lengths"]
     models, specs, meta = load_models(args.checkpoint)
     tests = read_test_sets(args.tasks)
+    validation = {name: sample(task, VALIDATION_SEQUENCES, lengths[0], run.generator(0, f"validation/{name}"))
+                  for name, task in read_tasks(args.tasks).items()}
     runs = {}
     for name, model in models.items():
         spec = specs[name]
@@ -27,7 +37,8 @@ def main():
         chance = majority_rate(states)
         modes = ["exact", "renormalize", "plain"] if spec.get("additive") else [None]
         row = {"task": spec["task"], "seed": spec["seed"], "lr": spec["lr"], "lengths": lengths,
-               "chance": [chance[L - 1].item() for L in lengths]}
+               "chance": [chance[L - 1].item() for L in lengths],
+               "val_loss": validation_loss(model, *validation[spec["task"]])}
         for mode in modes:
             acc = accuracy_at(model, tokens, states, lengths, {} if mode is None else {"mode": mode})
             key = mode or "exact"
@@ -45,6 +56,13 @@ def main():
     write_json(args.out, {"experiment": meta["experiment"], "model": meta["runs"][0]["model"], "runs": runs,
                           "train_seconds": meta["wall_seconds"], "tokens_per_second": meta["tokens_per_second"],
                           "device": meta["device"], "steps": meta["steps"]})
+
+
+@torch.no_grad()
+def validation_loss(model, tokens, states):
+    """Per-step cross-entropy on validation sequences, in the forward's default (training) mode."""
+    model.eval()
+    return F.cross_entropy(model(tokens).flatten(0, 1), states.flatten()).item()
 
 
 def accuracy_at(model, tokens, states, lengths, forward_kw, chunk=256):

@@ -1,6 +1,6 @@
 """Train every run of one experiment (tasks x seeds x learning rates); write one checkpoint and its history.
 
-Runs with the same task shape and learning rate train stacked in one process (shared.train.stacked), each with its
+Runs with the same task shape train stacked in one process (shared.train.stacked), each with its
 own seed-fixed init and data stream, so its numbers are those of training it alone.
 """
 import time
@@ -26,11 +26,12 @@ def main():
     for spec in specs:
         seed_everything(spec["seed"])  # init depends only on the run's seed
         models[spec["name"]] = build(spec)
-        groups.setdefault((spec["vocab"], spec["n_states"], spec["lr"]), []).append(spec)
+        # the learning rates of a sweep share a stack: each run carries its own rate
+        groups.setdefault((spec["vocab"], spec["n_states"]), []).append(spec)
     history, timings = {}, []
-    for (vocab, n_states, lr), members in groups.items():
-        schedule = StepSchedule(steps=steps, lr=lr, **p["schedule"])
-        runs = [SeqRun(s["name"], s["seed"], tasks[s["task"]]) for s in members]
+    for members in groups.values():
+        schedule = StepSchedule(steps=steps, lr=members[0]["lr"], **p["schedule"])
+        runs = [SeqRun(s["name"], s["seed"], tasks[s["task"]], lr=s["lr"]) for s in members]
         t0 = time.perf_counter()
         history.update(train_runs({s["name"]: models[s["name"]] for s in members}, runs, schedule, run.device,
                                   stacked=stackable(members[0])))

@@ -7,7 +7,10 @@ numbers do not depend on which other runs it was trained beside. Runs of one arc
 with the same maths, for models vmap cannot batch and for the speed benchmark.
 
 Loss: cross-entropy on the state after every token (per-step supervision). Adam with a cosine decay to
-`min_lr_ratio * lr`, and each model's gradient clipped to `clip` by its own norm.
+`min_lr_ratio * lr`, and each model's gradient clipped to `clip` by its own norm. A run may name its own learning
+rate (`SeqRun.lr`), so that the rates of a sweep train in one stack: Adam's step direction does not depend on the
+rate, so the stack takes a step at rate 1 and each model keeps its own rate's fraction of it (the same step as
+training alone, up to rounding).
 """
 import sys
 import time
@@ -28,6 +31,7 @@ class SeqRun:
     name: str
     seed: int
     task: object  # shared.data.sequence_tasks.Task
+    lr: float | None = None  # None: the schedule's rate
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,11 @@ def train_runs(models, runs, schedule, device, stacked=True):
     members = [models[r.name].to(device).train() for r in runs]
     net = Stack(members).to(device) if len(members) > 1 else None
     params = list(net.parameters()) if net else list(members[0].parameters())
-    optimizer = torch.optim.Adam(params, lr=schedule.lr)
+    lrs = [r.lr or schedule.lr for r in runs]
+    per_run = len(set(lrs)) > 1  # rates differ within the stack: step at rate 1, then scale each model's step
+    base_lr = 1.0 if per_run else lrs[0]
+    run_lrs = torch.tensor(lrs, device=device)
+    optimizer = torch.optim.Adam(params, lr=base_lr)
     data_gens = [generator(r.seed) for r in runs]  # on CPU: the same sequences on every device
     length_gen = generator(schedule.length_seed)
     history = {r.name: [] for r in runs}
@@ -70,7 +78,7 @@ def train_runs(models, runs, schedule, device, stacked=True):
                disable=not schedule.progress)
     for step in bar:
         for group in optimizer.param_groups:
-            group["lr"] = cosine_lr(schedule.lr, step, schedule.steps, schedule.min_lr_ratio)
+            group["lr"] = cosine_lr(base_lr, step, schedule.steps, schedule.min_lr_ratio)
         length = train_length(schedule.min_length, schedule.max_length, length_gen)
         batches = [sample(r.task, schedule.batch_size, length, g) for r, g in zip(runs, data_gens)]
         tokens = torch.stack([b[0] for b in batches]).to(device)
@@ -86,7 +94,12 @@ def train_runs(models, runs, schedule, device, stacked=True):
             net.clip_grad_norm_(schedule.clip)
         else:
             torch.nn.utils.clip_grad_norm_(params, schedule.clip)
+        before = [p.detach().clone() for p in params] if per_run else None
         optimizer.step()
+        if per_run:
+            with torch.no_grad():
+                for p, old in zip(params, before):
+                    p.copy_(old + run_lrs.view(-1, *[1] * (p.dim() - 1)) * (p - old))
         if step % schedule.log_every == 0 or step == schedule.steps - 1:
             acc = (logits.detach().argmax(-1) == states).float().mean((1, 2))
             for r, loss, a in zip(runs, losses.detach().tolist(), acc.tolist()):

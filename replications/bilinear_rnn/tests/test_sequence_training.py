@@ -92,6 +92,20 @@ def test_run_does_not_depend_on_its_neighbours():
     assert not torch.allclose(together["s0"].rnn.weight, together["s1"].rnn.weight, atol=1e-3)
 
 
+def test_learning_rates_of_a_sweep_stack_as_if_alone():
+    # one stack, three rates (the block2 sweep): each run ends where it would training alone at its own rate
+    lrs = {"s0": 1e-2, "s1": 1e-3, "s2": 1e-4}
+    schedule = StepSchedule(steps=STEPS, log_every=10, progress=False)
+    runs = [SeqRun(r.name, r.seed, r.task, lr=lrs[r.name]) for r in _runs([0, 1, 2])]
+    together = _models("full", [0, 1, 2])
+    train_runs(together, runs, schedule, CPU)
+    for run in runs:
+        alone = _models("full", [run.seed])
+        train_runs(alone, [run], schedule, CPU)
+        _assert_same_weights(alone, {run.name: together[run.name]}, **CLOSE)
+    assert not torch.allclose(together["s0"].rnn.weight, _models("full", [0])["s0"].rnn.weight, atol=1e-3)
+
+
 def test_runs_must_match_models():
     with pytest.raises(ValueError, match="same runs"):
         train_runs(_models("full", [0, 1]), _runs([0, 2]), StepSchedule(steps=1, progress=False), CPU)
