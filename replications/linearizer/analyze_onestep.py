@@ -89,7 +89,13 @@ def main():
     arrays |= {"singular_plus": f.space_out.decode(c * u[:, :k].T).cpu().numpy(),
                "singular_minus": f.space_out.decode(-c * u[:, :k].T).cpu().numpy(),
                "singular_values": values.cpu().numpy(), "zero": f.space_out.zero(1).cpu().numpy()}
+    # was A_t learned? An unlearned A_t leaves B ~ I / T: every singular value alike (top_fraction ~ k / n, cond ~ 1);
+    # a learned rank-r A_t keeps r latent directions at order 1 while the rest shrink by 1 / T
+    k = min(k, len(values))  # the 2-D toy has 2
     metrics["singular.top_fraction"] = float((values[:k] ** 2).sum() / (values**2).sum())
+    metrics["singular.chance_fraction"] = k / len(values)
+    metrics["singular.top_over_median"] = float(values[k - 1] / values.median())
+    metrics["singular.cond"] = float(values[0] / values[-1])
     base.to(torch.float32)
 
     arrays |= {"data": spread(x_test, p["grid"]).numpy(), "one_step": one[: p["grid"]], "many_steps": many[: p["grid"]],

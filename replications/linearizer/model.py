@@ -91,8 +91,11 @@ class OneStepModel(nn.Module):
         """The released objective with LPIPS replaced by MSE (LPIPS needs downloaded VGG weights): latent
         flow matching + noise-side and data-side reconstruction from latents perturbed by sigma + decoding the
         prediction. Returns (total, {term: value})."""
-        z1, _ = self.flow(x1, DATA)  # data first: ActNorm initializes from data statistics
+        # noise first, as released: ActNorm initializes from the noise batch (loc ~ 0, scale ~ 1). Fitted on data
+        # instead, it scales MNIST's near-constant border pixels by up to 1 / min_std, so noise latents there were
+        # 10x larger than the data's and the flow-matching loss kept A_t from being learned (B ~ I / T)
         z0, _ = self.flow(x0, NOISE)
+        z1, _ = self.flow(x1, DATA)
         z1, z0 = z1.flatten(1), z0.flatten(1)
         zt = (1 - t[:, None]) * z0 + t[:, None] * z1
         z1_hat = self.time_matrix.apply(t, zt)
@@ -123,9 +126,20 @@ class ProjectiveModel(nn.Module):
     def linearizer(self):
         return Linearizer(Linearizer.projector(self.basis), self.space)
 
-    def loss(self, x):
-        """Data are fixed points: ||f(x) - x||^2 (no noise injection, as the paper's summary describes)."""
-        return F.mse_loss(self.linearizer()(x), x)
+    def loss(self, x, noise=None, noise_weight=0.0):
+        """Data are fixed points, ||f(x) - x||^2, plus (when noise is given) a term that acts on off-data inputs:
+        noise must be mapped onto the data. With P a projector, IGN's idempotence and tightness terms are
+        identically zero, so the fixed-point loss alone says nothing about where f sends noise. The noise term is
+        IMLE's (Li & Malik 2018; the non-adversarial IGN of Al-Jaff et al. 2025 pairs it with reconstruction):
+        each data point pulls the nearest of f(noise draws) onto itself. Returns (total, {term: value})."""
+        f = self.linearizer()
+        terms = {"fixed_point": F.mse_loss(f(x), x)}
+        if noise is not None and noise_weight > 0:
+            projected = f(noise).flatten(1)
+            nearest = torch.cdist(x.flatten(1), projected.detach()).argmin(dim=1)
+            terms["noise_to_data"] = F.mse_loss(projected[nearest], x.flatten(1))
+            return terms["fixed_point"] + noise_weight * terms["noise_to_data"], terms
+        return terms["fixed_point"], terms
 
 
 MODELS = {"onestep": OneStepModel, "projective": ProjectiveModel}

@@ -14,10 +14,12 @@ from .common import as_float, load_data
 from .model import build
 
 
-def batch_losses(model, kind, x1, rng, sigma, device):
-    if kind == "projective":
-        loss = model.loss(x1)
-        return loss, {"fixed_point": loss}
+def batch_losses(model, kind, x1, rng, tcfg, device):
+    if kind == "projective":  # Gaussian noise: the source the off-data term maps onto the data
+        draws = tcfg.get("noise_draws", 0)
+        noise = torch.randn(draws, *x1.shape[1:], generator=rng).to(device) if draws else None
+        return model.loss(x1, noise, tcfg.get("noise_weight", 0.0))
+    sigma = tcfg["sigma"]
     b, n = x1.shape[0], model.n
     x0 = torch.randn(x1.shape, generator=rng).to(device)
     t = torch.rand(b, generator=rng).to(device)
@@ -43,7 +45,7 @@ def main():
     for step in range(1, tcfg["steps"] + 1):
         model.train()
         x1 = as_float(x_train[torch.randint(len(x_train), (tcfg["batch_size"],), generator=rng)], scale).to(device)
-        loss, terms = batch_losses(model, kind, x1, rng, tcfg.get("sigma", 0.0), device)
+        loss, terms = batch_losses(model, kind, x1, rng, tcfg, device)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["clip"])
@@ -52,7 +54,7 @@ def main():
             model.eval()
             with torch.no_grad():  # the same objective on a fixed held-out batch, the same noise at every log
                 held_out_rng = run.generator(p["seed"], "held_out")
-                _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg.get("sigma", 0.0), device)
+                _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg, device)
             history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms.items()},
                             **{f"test_{k}": v.item() for k, v in test_terms.items()}})
             print(history[-1], flush=True)

@@ -234,8 +234,36 @@ def test_projective_linearizer_is_idempotent_on_any_input():
         once = f(x)
         assert _rel(once, x) > 0.1  # f is far from the identity: idempotency is not trivial here
         assert _rel(f(once), once) < 1e-10
-    loss = model.loss(x)
-    assert loss.item() == torch.nn.functional.mse_loss(f(x), x).item()
+    loss, terms = model.loss(x)
+    assert set(terms) == {"fixed_point"} and loss.item() == torch.nn.functional.mse_loss(f(x), x).item()
+
+
+def test_projective_noise_term_pulls_the_nearest_projected_noise_onto_each_data_point():
+    """The off-data term (IMLE): each data point is matched with the nearest f(noise draw); its gradient reaches the
+    flow and the projector, which the fixed-point loss alone leaves unconstrained off the data."""
+    model = _projective(seed=6).requires_grad_(True)
+    x, noise = _randn(5, *SHAPE, seed=7), _randn(40, *SHAPE, seed=8)
+    total, terms = model.loss(x, noise, noise_weight=2.0)
+    projected = model.linearizer()(noise).detach()
+    nearest = projected[torch.cdist(x, projected).argmin(dim=1)]
+    torch.testing.assert_close(terms["noise_to_data"], torch.nn.functional.mse_loss(nearest, x), rtol=1e-12, atol=0)
+    torch.testing.assert_close(total, terms["fixed_point"] + 2.0 * terms["noise_to_data"], rtol=0, atol=0)
+    terms["noise_to_data"].backward()
+    assert model.basis.grad.abs().sum() > 0
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.flow.parameters())
+    assert model.loss(x, noise, noise_weight=0.0)[1].keys() == {"fixed_point"}  # weight 0: the fixed-point loss alone
+
+
+def test_onestep_loss_fits_actnorm_on_the_noise_batch_as_released():
+    """The first training forward is the noise side (as the released code): ActNorm's scale comes from noise, so
+    near-constant data pixels are not blown up by 1 / min_std."""
+    torch.manual_seed(0)
+    model = model_mod.OneStepModel(SHAPE, ONESTEP_CFG).to(F64).train()
+    x1, x0, t, noise = _loss_inputs(model)
+    x1 = 5.0 + 0.01 * x1  # data far from the noise and nearly constant
+    model.loss(x1, x0, t, noise, sigma=0.3)
+    actnorm = next(m for m in model.modules() if isinstance(m, ActNorm))
+    torch.testing.assert_close(actnorm.loc.detach(), -x0.mean(0), rtol=0, atol=1e-12)
 
 
 def test_projective_image_model_is_idempotent():
