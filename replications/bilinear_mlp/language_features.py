@@ -28,20 +28,6 @@ def active_tokens(sae_out, y_out):
     return pre, sae_out.double().encode(y_out) > 0
 
 
-def readout_direction(lm, layer, logit_direction):
-    """Weights only: the direction of `layer`'s MLP output that raises logit_direction . logits, through the
-    direct path and through each later attention layer's OV circuit (all heads: W_O W_V; each head's attention
-    weights sum to one, so this is the effect of being attended to fully). Later MLPs, chains of attention layers
-    and RMSNorm's scale are left out: a first-order trace from the unembedding back to the layer. (d_model,)"""
-    u = lm.unembed.weight.double().T @ logit_direction
-    total = u.clone()
-    for block in lm.blocks[layer + 1 :]:
-        d = block.attn.out.weight.shape[0]
-        ov = block.attn.out.weight.double() @ block.attn.qkv.weight.double()[2 * d :]
-        total = total + block.attn_scale * ov.T @ u
-    return total
-
-
 def studied_latents(pre, active, min_active):
     """Latents active on more than `min_active` tokens whose activation varies there (a correlation needs it)."""
     keep = []

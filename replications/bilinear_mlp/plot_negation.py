@@ -1,4 +1,4 @@
-"""Fig 8: the output feature the weights single out: its spectrum against the random-matrix edge, its top
+"""Fig 8: the negation feature found from activations: its spectrum against the random-matrix edge, its top
 interactions in the input-SAE basis (named from data), and its top activations."""
 import numpy as np
 

@@ -4,6 +4,7 @@ events, and the one checkpoint layout of the transformer and SAE runs."""
 import pytest
 import torch
 
+from replications.bilinear_mlp.analyze_negation import negated_shares, spectrum_summary
 from replications.bilinear_mlp.language import annotate_events, build, load_lm, load_sae
 from replications.bilinear_mlp.language_features import feature_interactions
 from shared.io.checkpoints import save_models
@@ -71,3 +72,23 @@ def test_checkpoints_hold_one_run_each_and_build_dispatches_on_its_kind(tmp_path
     assert sae_meta["steps"] == 5 and torch.equal(loaded_sae.encoder, sae.encoder)
     with pytest.raises(ValueError, match="kind"):
         build({**sae_spec, "kind": "mlp"})
+
+
+def test_negated_shares_split_each_latents_mass_over_the_negated_cells():
+    """Latent 0 fires only on a negated positive event, latent 1 half there and half on an affirmed one."""
+    negated = torch.tensor([1, 1, 0, 0])
+    polarity = torch.tensor([1, -1, 1, 0])
+    in_event = torch.tensor([True, True, True, False])
+    codes = torch.tensor([[2.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]], dtype=F64)
+    shares = negated_shares(codes, negated, polarity, in_event)
+    assert shares[1].tolist() == [1.0, 0.5] and shares[-1].tolist() == [0.0, 0.0]
+
+
+def test_spectrum_summary_tells_an_and_from_a_square():
+    """a b (one +/- eigenvalue pair) stands out; a^2 + b^2 (two positive eigenvalues) does not."""
+    and_gate = torch.zeros(5, 5, dtype=F64)
+    and_gate[0, 1] = and_gate[1, 0] = 0.5
+    and_gate[2, 2] = 0.1
+    squares = torch.diag(torch.tensor([1.0, 1.0, 0.1, 0.0, 0.0], dtype=F64))
+    assert spectrum_summary(and_gate)[2] == pytest.approx(5.0)
+    assert spectrum_summary(squares)[2] == pytest.approx(0.0)
