@@ -48,6 +48,10 @@ def check_report(report_dir, paper_dir, tier, root=CODE_ROOT):
         return Staleness("", ["no provenance.json"])
     prov = json.loads(path.read_text())
     rendered = (prov.get("timestamp_utc") or "")[:10]
+    trained = sorted({(info.get("trained") or {}).get("timestamp_utc", "")[:10]
+                      for info in prov.get("extra", {}).get("metrics_info", {}).values()} - {""})
+    if trained and trained != [rendered]:
+        rendered += f", models trained {' to '.join(dict.fromkeys([trained[0], trained[-1]]))}"
     inputs = prov.get("inputs")
     if not inputs:
         return Staleness(rendered, ["rendered before reports recorded their inputs"])
