@@ -292,14 +292,20 @@ def format_value(value):
 
 def counts(results, kind=None):
     """{"PASS": n, "FAIL": n, "NOT RUN": n} for a list of results or CSV rows (of one kind when given)."""
-    rows = [r if isinstance(r, dict) else r.as_row() for r in results]
-    statuses = [r["status"] for r in rows if kind is None or r.get("kind") == kind]
+    pairs = [_kind_status(r) for r in results]
+    statuses = [status for k, status in pairs if kind is None or k == kind]
     return {status: statuses.count(status) for status in (PASS, FAIL, NOT_RUN)}
 
 
 def counts_by_kind(results):
     """{kind: counts} for the kinds present, findings first."""
-    rows = [r if isinstance(r, dict) else r.as_row() for r in results]
-    present = [k for k in KINDS if any(r.get("kind") == k for r in rows)]
-    return {kind: counts(rows, kind) for kind in present}
+    present = {_kind_status(r)[0] for r in results}
+    return {kind: counts(results, kind) for kind in KINDS if kind in present}
+
+
+def _kind_status(result):
+    """(kind, status) of a ClaimResult or a CSV row (a row written before claims had kinds has none)."""
+    if isinstance(result, ClaimResult):
+        return result.kind, result.status
+    return result.get("kind"), result["status"]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.pipeline.provenance import CODE_ROOT, file_hash
+from shared.pipeline.tiers import config_hash
 
 SHOWN = 3  # changed files named in a reason; the rest are counted
 
@@ -26,8 +27,6 @@ class Staleness:
 
 def report_inputs(paper_dir, config, infos):
     """The `inputs` record of a report rendered now from metrics files whose info is `infos` ({file: info})."""
-    from shared.pipeline.tiers import config_hash
-
     code, mixed = {}, set()
     for info in infos.values():
         for recorded in (info.get("code") or {}, (info.get("trained") or {}).get("code") or {}):
@@ -56,8 +55,8 @@ def check_report(report_dir, paper_dir, tier, root=CODE_ROOT):
     if not inputs:
         return Staleness(rendered, ["rendered before reports recorded their inputs"])
     paper_dir = Path(paper_dir)
-    reasons = [f"{name} changed" for name, file in (("claims.yaml", "claims.yaml"), ("deviations.md", "deviations.md"))
-               if file_hash(paper_dir / file) != inputs.get(name.split(".")[0])]
+    reasons = [f"{file} changed" for key, file in (("claims", "claims.yaml"), ("deviations", "deviations.md"))
+               if file_hash(paper_dir / file) != inputs.get(key)]
     reasons += _config_reason(paper_dir, tier, inputs.get("config"))
     code = inputs.get("code") or {}
     if not code:
@@ -70,8 +69,7 @@ def check_report(report_dir, paper_dir, tier, root=CODE_ROOT):
 
 
 def _config_reason(paper_dir, tier, recorded):
-    from shared.pipeline.config import load_paper_config
-    from shared.pipeline.tiers import config_hash
+    from shared.pipeline.config import load_paper_config  # jsonschema: only when a report is checked
 
     if recorded is None:
         return ["its config was not recorded"]
