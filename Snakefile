@@ -7,13 +7,17 @@
 # are invisible to every other paper, and it reaches its validated config as `P` (shared/pipeline/paper.py).
 import sys
 
-from shared.pipeline.config import validate_tier
+from shared.pipeline.config import ConfigError, check_workflow_config, validate_tier
 from shared.pipeline.paper import LOCAL_RULES, discover_papers, load_papers, papers_named_by
 
-TIER = validate_tier(config.get("tier", "quick"))
 ALL_PAPERS = discover_papers(Path(workflow.basedir) / "replications")
-# only the papers the targets name (and those they need) are parsed; no target, or a target over all, parses all
-PAPERS = load_papers(papers_named_by(sys.argv, ALL_PAPERS) or ALL_PAPERS, TIER, config, config.get("accelerator"))
+try:  # bad input stops the run here, before any job, with one message that names the paper, file and key
+    check_workflow_config(config, ALL_PAPERS)
+    TIER = validate_tier(config.get("tier", "quick"))
+    # only the papers the targets name (and those they need) are parsed; no target, or one over all, parses all
+    PAPERS = load_papers(papers_named_by(sys.argv, ALL_PAPERS) or ALL_PAPERS, TIER, config, config.get("accelerator"))
+except ConfigError as error:
+    sys.exit(f"Invalid input; nothing was run.\n{error}")
 
 
 wildcard_constraints:

@@ -9,10 +9,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 
-from shared.io.files import load_yaml
+from shared.io.files import YamlError, read_json, read_yaml
 from shared.pipeline.tiers import TIERS
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
+FAILED = "failed"  # a metric {"failed": reason}: no value could be computed
 COMPARISONS = {">=": lambda v, e: v >= e, "<=": lambda v, e: v <= e, ">": lambda v, e: v > e, "<": lambda v, e: v < e}
 CHECKS = (*COMPARISONS, "within", "between", "is_true", "is_false")
 TOP_KEYS = {"paper", "title", "claims"}
@@ -62,7 +63,10 @@ class ClaimResult:
 def load_claims(path):
     """Read and strictly validate claims.yaml; raise ClaimsError naming the claim id and key."""
     path = Path(path)
-    doc = load_yaml(path.read_text())
+    try:
+        doc = read_yaml(path)
+    except YamlError as error:
+        raise ClaimsError(str(error)) from None
     where = str(path)
     if not isinstance(doc, dict):
         raise ClaimsError(f"{where}: expected a mapping with keys {sorted(TOP_KEYS)}")
@@ -102,8 +106,8 @@ def _validate_claim(claim, path, index, seen):
     if "if_fail" in claim and not isinstance(claim["if_fail"], str):
         raise ClaimsError(f"{where}: key 'if_fail' must be a string")
     value = claim.get("paper_value")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
-        raise ClaimsError(f"{where}: key 'paper_value' must be a string, number or null")
+    if value is not None and not (isinstance(value, str) or _is_number(value)):
+        raise ClaimsError(f"{where}: key 'paper_value' must be a string, a finite number or null, got {value!r}")
     if not isinstance(claim["metric"], str) or not METRIC_PATTERN.fullmatch(claim["metric"]):
         raise ClaimsError(f"{where}: key 'metric' must look like namespace.key, got {claim['metric']!r}")
     if claim["check"] not in CHECKS:
@@ -128,7 +132,7 @@ def _validate_counterexample(claim, where):
     if claim["check"] in ("is_true", "is_false"):
         if not isinstance(value, bool):
             raise ClaimsError(f"{where}: key 'counterexample' must be true or false for check '{claim['check']}'")
-    elif not _is_number(value) or not math.isfinite(value):
+    elif not _is_number(value):
         raise ClaimsError(f"{where}: key 'counterexample' must be a finite number, got {value!r}")
 
 def _validate_tier_spec(check, spec, where):
@@ -151,16 +155,16 @@ def _validate_tier_spec(check, spec, where):
     expect = spec["expect"]
     if check == "between":
         if not (isinstance(expect, list) and len(expect) == 2 and all(map(_is_number, expect))):
-            raise ClaimsError(f"{where}.expect' must be [lo, hi] for check 'between', got {expect!r}")
+            raise ClaimsError(f"{where}.expect' must be [lo, hi] of finite numbers for check 'between', got {expect!r}")
         if expect[0] > expect[1]:
             raise ClaimsError(f"{where}.expect' has lo > hi: {expect!r}")
     elif not _is_number(expect):
-        raise ClaimsError(f"{where}.expect' must be a number for check '{check}', got {expect!r}")
+        raise ClaimsError(f"{where}.expect' must be a finite number for check '{check}', got {expect!r}")
     if check == "within":
         if "tol" not in spec:
             raise ClaimsError(f"{where}.tol' is missing (required by check 'within')")
         if not _is_number(spec["tol"]) or spec["tol"] < 0:
-            raise ClaimsError(f"{where}.tol' must be a number >= 0, got {spec['tol']!r}")
+            raise ClaimsError(f"{where}.tol' must be a finite number >= 0, got {spec['tol']!r}")
     elif "tol" in spec:
         raise ClaimsError(f"{where}.tol' is only used by check 'within'")
 
@@ -172,13 +176,17 @@ def _no_unknown_keys(mapping, allowed, where):
 
 
 def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float: a NaN expectation or tolerance could never PASS, an infinite one never FAIL."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def read_metrics_file(path):
     """One analysis' metrics file: {"metrics": {...}, "skipped": {...}, "info": {...}}."""
     path = Path(path)
-    doc = json.loads(path.read_text())
+    try:
+        doc = read_json(path)
+    except ValueError as error:  # a bare NaN, or not JSON at all
+        raise ClaimsError(f"{path}: {error}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("metrics"), dict):
         raise ClaimsError(f"{path}: a metrics file needs a 'metrics' mapping")
     for key in ("skipped", "info"):
@@ -246,15 +254,17 @@ def counterexample_outcomes(claims_doc):
 
 def apply_check(check, spec, value):
     """Return (passed, reason); the reason says why a value fails (empty on PASS)."""
-    if check in ("is_true", "is_false"):
+    if check in ("is_true", "is_false") and not is_failed(value):
         if not isinstance(value, bool):
             return False, f"expected a bool, got {type(value).__name__}"
         passed = value == (check == "is_true")
         return passed, "" if passed else f"value is {format_value(value)}"
+    if is_failed(value):
+        return False, f"the analysis produced no value: {value[FAILED]}"
     if not _is_number(value):
+        if isinstance(value, float):
+            return False, f"value is {format_value(value)}"
         return False, f"expected a number, got {'bool' if isinstance(value, bool) else type(value).__name__}"
-    if math.isnan(value):
-        return False, "value is NaN"
     expect = spec["expect"]
     if check in COMPARISONS:
         passed = COMPARISONS[check](value, expect)
@@ -263,6 +273,16 @@ def apply_check(check, spec, value):
     else:  # between
         passed = expect[0] <= value <= expect[1]
     return passed, "" if passed else f"{format_value(value)} is not {expected_text(check, spec)}"
+
+
+def failed_value(reason):
+    """The explicit value a metric takes when its analysis could not compute a number (NaN, say): strict JSON, and
+    any claim that reads it FAILs with `reason`."""
+    return {FAILED: reason}
+
+
+def is_failed(value):
+    return isinstance(value, dict) and set(value) == {FAILED}
 
 
 def expected_text(check, spec):
@@ -286,6 +306,8 @@ def format_value(value):
         return "NaN" if math.isnan(value) else f"{value:.4g}"
     if isinstance(value, str):
         return value
+    if is_failed(value):
+        return f"failed ({value[FAILED]})"
     text = json.dumps(value, default=str)  # lists and the like: shown, but they never PASS
     return text if len(text) <= 40 else text[:37] + "..."
 

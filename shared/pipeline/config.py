@@ -1,12 +1,14 @@
 """A paper's config: tiers merged over `common`, command-line overrides, and a strict schema with clear errors."""
 import copy
+import difflib
 import functools
+import math
 import os
 from pathlib import Path
 
 import jsonschema
 
-from shared.io.files import load_yaml
+from shared.io.files import YamlError, load_yaml, read_yaml
 from shared.pipeline.tiers import TIERS, config_hash  # noqa: F401 (re-exported for the Snakefiles)
 
 
@@ -14,11 +16,44 @@ class ConfigError(ValueError):
     """Invalid configuration; raised while Snakemake parses the workflow, before any job runs."""
 
 
+# The workflow's own top-level keys of `snakemake --config` (and of the profiles' config files); every other
+# top-level key must be a paper's name.
+WORKFLOW_KEYS = {
+    "tier": "the tier every paper runs at: " + " or ".join(TIERS),
+    "accelerator": "the device `device: auto` means on cluster nodes (cpu, cuda, cuda:N, mps)",
+    "data_dir": "the download cache of the datasets (default: $REPLICATIONS_DATA_DIR or data/raw)",
+    "benchmark_quick_suite": "false skips the two full quick-tier runs of the platform benchmark",
+}
+DEVICE_PATTERN = r"(auto|cpu|mps|cuda(:[0-9]+)?)"
+
 
 def validate_tier(tier):
     if tier not in TIERS:
         raise ConfigError(f"config key 'tier' is {tier!r}; allowed: {', '.join(TIERS)}")
     return tier
+
+
+def check_workflow_config(config, papers):
+    """Refuse a top-level config key that is neither a paper nor a workflow key (a misspelled paper would otherwise
+    run with its defaults), and a workflow key of the wrong type. Papers' own keys are checked when they load."""
+    import re
+
+    for key, value in config.items():
+        if key in papers:
+            continue
+        if key not in WORKFLOW_KEYS:
+            close = difflib.get_close_matches(str(key), [*papers, *WORKFLOW_KEYS], n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"--config: unknown key '{key}'{hint} (allowed: a paper's name ({', '.join(papers)}) "
+                              f"or one of {', '.join(WORKFLOW_KEYS)})")
+        if key == "tier":
+            validate_tier(value)
+        elif key == "accelerator" and not (isinstance(value, str) and re.fullmatch(DEVICE_PATTERN, value)):
+            raise ConfigError(f"--config: key 'accelerator' is {value!r} (allowed: {WORKFLOW_KEYS[key]})")
+        elif key == "data_dir" and not (isinstance(value, str) and value.strip()):
+            raise ConfigError(f"--config: key 'data_dir' is {value!r} (allowed: a folder path)")
+        elif key == "benchmark_quick_suite" and not isinstance(value, bool):
+            raise ConfigError(f"--config: key 'benchmark_quick_suite' is {value!r} (allowed: true or false)")
 
 
 def deep_merge(base, override):
@@ -42,51 +77,102 @@ def load_paper_config(paper_dir, tier, overrides=None):
     `snakemake --config <paper>='{...}'`) may hold tier keys or plain keys and is merged last.
     """
     paper_dir = Path(paper_dir)
+    name = paper_dir.name
     tier = validate_tier(tier)
-    overrides = _yaml_scalars(overrides)
-    raw = load_yaml((paper_dir / "config.yaml").read_text())
+    overrides = _mapping(_yaml_scalars(overrides, name), f"{name}: --config {name}") or {}
+    raw = _mapping(_read(paper_dir / "config.yaml", name), f"{name}: {paper_dir / 'config.yaml'}")
+    if raw is None:
+        raise ConfigError(f"{name}: {paper_dir / 'config.yaml'} is empty (expected 'common' and one mapping per tier)")
+    unknown = sorted(set(raw) - {"common", *TIERS}, key=str)
+    if unknown:
+        raise ConfigError(f"{name}: {paper_dir / 'config.yaml'}: unknown top-level key '{unknown[0]}' "
+                          f"(allowed: common, {', '.join(TIERS)})")
     if tier not in raw:
-        raise ConfigError(f"{paper_dir.name}: config.yaml has no tier {tier!r}")
-    overrides = dict(overrides or {})
-    tier_overrides = overrides.pop(tier, {})
+        raise ConfigError(f"{name}: config.yaml has no tier {tier!r}")
+    common = _mapping(raw.get("common"), f"{name}: config.yaml key 'common'") or {}
+    tier_cfg = _mapping(raw[tier], f"{name}: config.yaml key '{tier}'") or {}
+    overrides = dict(overrides)
+    tier_overrides = _mapping(overrides.pop(tier, None), f"{name}: --config {name}.{tier}") or {}
     for other in TIERS:
         overrides.pop(other, None)
-    cfg = deep_merge(deep_merge(deep_merge(raw.get("common", {}), raw[tier]), overrides), tier_overrides)
+    cfg = deep_merge(deep_merge(deep_merge(common, tier_cfg), overrides), tier_overrides)
     cfg["tier"] = tier
     if os.environ.get("REPLICATIONS_DEVICE"):  # an override the resolved config records, not a hidden one
         cfg["device"] = os.environ["REPLICATIONS_DEVICE"]
-    if (paper_dir / "claims.yaml").exists():
-        from shared.pipeline.claims import load_claims  # a broken claims.yaml, too, stops the run before any job
-
-        load_claims(paper_dir / "claims.yaml")
     schema_path = paper_dir / "config.schema.yaml"
-    if schema_path.exists():
-        validate(cfg, load_yaml(schema_path.read_text()), where=f"{paper_dir.name} ({tier} tier)")
+    if not schema_path.is_file():  # no schema would mean no validation at all
+        raise ConfigError(f"{name}: {schema_path} is missing; every paper validates its config against one")
+    schema = _mapping(_read(schema_path, name), f"{name}: {schema_path}")
+    validate(cfg, schema or {}, where=f"{name} ({tier} tier)")
     return cfg
 
 
+def _read(path, name):
+    try:
+        return read_yaml(path)
+    except YamlError as error:
+        raise ConfigError(f"{name}: {error}") from None
 
-def _yaml_scalars(value):
+
+def _mapping(value, where):
+    """`value` if it is a mapping or null, else a ConfigError saying where a mapping was expected."""
+    if value is not None and not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping of config keys, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _yaml_scalars(value, name):
     """`snakemake --config k='{a: {b: 5}}'` leaves the nested scalars as strings ('5'); read them as YAML does."""
     if isinstance(value, str):
-        parsed = load_yaml(value) if value.strip() else value
-        return _yaml_scalars(parsed) if isinstance(parsed, (dict, list)) else parsed
+        try:
+            parsed = load_yaml(value, source=f"--config {name}") if value.strip() else value
+        except YamlError as error:
+            raise ConfigError(f"{name}: {error}") from None
+        return _yaml_scalars(parsed, name) if isinstance(parsed, (dict, list)) else parsed
     if isinstance(value, dict):
-        return {k: _yaml_scalars(v) for k, v in value.items()}
+        return {k: _yaml_scalars(v, name) for k, v in value.items()}
     if isinstance(value, list):
-        return [_yaml_scalars(v) for v in value]
+        return [_yaml_scalars(v, name) for v in value]
     return value
 
 
 def validate(cfg, schema, where="config"):
-    """Raise ConfigError naming the first offending key and what is allowed."""
+    """Raise ConfigError naming the first offending key and what is allowed. NaN and +-inf are never a valid
+    config value: every bound compares false against NaN, and an infinite size or rate is no setting."""
+    _refuse_non_finite(cfg, where, ())
     validator = jsonschema.Draft202012Validator(schema, registry=_base_registry())
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        err = errors[0]
+        err = _specific(errors[0])
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        allowed = _allowed(err)
-        raise ConfigError(f"{where}: invalid config key '{key}': {err.message}{allowed}")
+        raise ConfigError(f"{where}: invalid config key '{key}': {err.message}{_allowed(err)}")
+
+
+def _refuse_non_finite(value, where, path):
+    if isinstance(value, float) and not math.isfinite(value):
+        key = ".".join(map(str, path)) or "(top level)"
+        raise ConfigError(f"{where}: invalid config key '{key}': {value!r} is not a finite number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _refuse_non_finite(v, where, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _refuse_non_finite(v, where, (*path, i))
+
+
+def _specific(err):
+    """For a oneOf / anyOf error, the error of the branch the value meant: the branch whose discriminating
+    `const` (say `source: planted`) or type matched, so the message names the field that is wrong."""
+    while err.validator in ("oneOf", "anyOf") and err.context:
+        branches = {}
+        for sub in err.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        meant = [subs for subs in branches.values()
+                 if not any((s.validator, len(s.relative_path)) in (("type", 0), ("const", 1)) for s in subs)]
+        if len(meant) != 1:
+            break
+        err = min(meant[0], key=lambda s: [str(p) for p in s.absolute_path])
+    return err
 
 
 @functools.cache
@@ -94,7 +180,7 @@ def _base_registry():
     """The shared fragments (shared/schemas/base.schema.yaml) that `$ref: "base#/..."` points to."""
     from referencing import Registry, Resource
 
-    base = load_yaml((Path(__file__).resolve().parents[1] / "schemas" / "base.schema.yaml").read_text())
+    base = read_yaml(Path(__file__).resolve().parents[1] / "schemas" / "base.schema.yaml")
     return Registry().with_resource("base", Resource.from_contents(base))
 
 
@@ -107,7 +193,11 @@ def _allowed(err):
         if bound in s:
             parts.append(f"{text} {s[bound]}")
     if err.validator == "additionalProperties":
-        parts.append("allowed keys: " + ", ".join(sorted(s.get("properties", {}))))
+        return " (allowed keys: " + ", ".join(sorted(s.get("properties", {}))) + ")"
+    if err.validator in ("oneOf", "anyOf"):  # name the forms by their discriminating constants, or their types
+        forms = [", ".join(f"{k}: {v['const']!r}" for k, v in b.get("properties", {}).items() if "const" in v)
+                 or str(b.get("type", "a value")) for b in err.validator_value if isinstance(b, dict)]
+        parts.append("one of the forms " + " | ".join(forms))
     return f" (allowed: {'; '.join(parts)})" if parts else ""
 
 

@@ -18,9 +18,12 @@ import re
 import shlex
 import shutil
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shared.io.files import YamlError
+from shared.pipeline.claims import ClaimsError, load_claims
 from shared.pipeline.config import ConfigError, load_paper_config
 
 FIGURE_NAME = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"  # plot_<figure>.py; the figure file is <figure>--<namespace>.png
@@ -128,19 +131,47 @@ class Paper:
                               f"{type(error).__name__}: {error}") from error
         self.cfg = load_paper_config(self.root / self.dir, tier, overrides)
         self.device = resolve_device(self.cfg.get("device", "auto"), accelerator)
-        check = getattr(self.module, "check", None)
-        if check is not None:
-            try:
-                check(self.cfg)
-            except ConfigError as error:
-                raise ConfigError(f"{name} ({tier} tier): {error}") from None
-        try:  # declarations may check what the schema cannot (another paper's run names, say)
+        self.claims = self._load_claims()  # a broken claims.yaml, too, stops the run before any job
+        with self._declaring("check(cfg)"):
+            getattr(self.module, "check", lambda cfg: None)(self.cfg)
+        with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
-        except ConfigError as error:
-            raise ConfigError(f"{name} ({tier} tier): {error}") from None
         self._check_analyses()
+        self._check_claim_metrics()
         self.resources_table = getattr(self.module, "RESOURCES", {})
+
+    @contextmanager
+    def _declaring(self, what):
+        """Errors of the paper's declarations name the paper and tier. A ConfigError is the paper's own message;
+        anything else means a value passed the schema and check(cfg) but the declarations could not use it."""
+        try:
+            yield
+        except ConfigError as error:
+            raise ConfigError(f"{self.name} ({self.tier} tier): {error}") from None
+        except Exception as error:  # noqa: BLE001 (turned into a message that names where it happened)
+            raise ConfigError(f"{self.name} ({self.tier} tier): {self.dir}/pipeline.py {what} failed on this config "
+                              f"({type(error).__name__}: {error}); a check(cfg) should have refused it") from error
+
+    def _load_claims(self):
+        path = self.root / self.dir / "claims.yaml"
+        if not path.is_file():
+            raise ConfigError(f"{self.name}: {self.dir}/claims.yaml is missing; every paper states its claims")
+        try:
+            return load_claims(path)
+        except (ClaimsError, YamlError) as error:
+            raise ConfigError(f"{self.name}: {error}") from None
+
+    def _check_claim_metrics(self):
+        """Every claim checked at this tier reads a namespace that an analysis writes or that the tier skips with a
+        reason, so a typo in a metric's namespace is refused now, not found as a FAIL after the run."""
+        known = set(self.analyses) | set(self.skipped)
+        for claim in self.claims["claims"]:
+            ns = claim["metric"].split(".", 1)[0]
+            if self.tier in claim["tiers"] and ns not in known:
+                raise ConfigError(f"{self.name} ({self.tier} tier): {self.dir}/claims.yaml: claim '{claim['id']}': "
+                                  f"key 'metric' reads namespace '{ns}', which no analysis of this tier writes "
+                                  f"(namespaces: {', '.join(sorted(known))})")
 
     def _check_analyses(self):
         for a in self.analyses.values():

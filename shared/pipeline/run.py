@@ -8,6 +8,7 @@ metadata schema (runs, device, wall time, training-time provenance) that `load_m
 import argparse
 import hashlib
 import json
+import math
 import time
 
 import numpy as np
@@ -16,6 +17,7 @@ import torch
 from shared.io.checkpoints import load_state_dicts, save_models
 from shared.io.files import atomic_path, write_json
 from shared.io.runtime import describe, generator, pick_device
+from shared.pipeline.claims import failed_value
 from shared.pipeline.provenance import collect, loaded_code
 
 INIT = "init"
@@ -97,6 +99,15 @@ def load_models(path, build):
     return models, {s["name"]: s for s in meta["runs"]}, meta
 
 
+def _explicit(value):
+    """A non-finite number becomes an explicit failed value that every claim reading it FAILs on (strict JSON)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        return failed_value(f"value is {value}")
+    return value
+
+
 def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None):
     """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
 
@@ -104,6 +115,7 @@ def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=
     provenance, which the report shows beside its own. The code this process loaded (and, through `meta`, the code
     that trained the models) is recorded so that a report can tell when its metrics are stale.
     """
+    metrics = {key: _explicit(value) for key, value in metrics.items()}
     info = dict(info or {}, code=loaded_code())
     if meta is not None:
         info.update(experiment=meta.get("experiment"), seeds=sorted({r["seed"] for r in meta["runs"] if "seed" in r}),

@@ -9,6 +9,7 @@ other checks are dry runs against that copy, so they cost a workflow parse each:
   * the full tier parses and plans with each profile (default, full, slurm), nothing run.
 """
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 
 from shared.pipeline.cli import new_paper
 from shared.pipeline.paper import discover_papers, local_imports
-from shared.pipeline.scratch import ROOT, copy_repo, planned_rules, render_tiny, snakemake, tiny_configfiles
+from shared.pipeline.scratch import (ROOT, copy_repo, planned_rules, render_tiny, snakemake, tiny_config,
+                                     tiny_configfiles)
 
 PAPERS = discover_papers(ROOT / "replications")
 _TEMPLATE_RUN = {}
@@ -114,6 +116,30 @@ def test_caption_edit_rerenders_only_the_report(paper):
     with edited(caption):
         planned = planned_rules(dry_run(repo, name, *tiny))
     assert planned == {f"{name}_report", name}, planned
+
+
+def _first_number(mapping, path=()):
+    """The path and value of the first number in a tiny config (outside lists): a setting its jobs use."""
+    for key, value in mapping.items():
+        if isinstance(value, dict) and (found := _first_number(value, (*path, key))):
+            return found
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (*path, key), value
+    return None
+
+
+def test_a_config_override_reruns_the_jobs_it_changes(paper):
+    """A changed setting never leaves the rendered report standing in for the new config: Snakemake's params
+    trigger reruns the jobs whose slice of the config changed, and the report that reads them."""
+    name, repo, tiny = paper
+    tiny_cfg = tiny_config(name, repo)[name]["quick"]
+    path, value = _first_number(tiny_cfg)
+    override = value + 1
+    for key in reversed(path):
+        override = {key: override}
+    planned = planned_rules(dry_run(repo, name, *tiny, "--config", f"{name}={json.dumps({'quick': override})}"))
+    assert {f"{name}_config", f"{name}_report"} <= planned, (path, planned)
+    assert planned - {f"{name}_config", f"{name}_figure", f"{name}_report", name}, (path, planned)  # the work too
 
 
 def test_check_claims_exit_code(paper):

@@ -188,6 +188,7 @@ def test_staleness_names_what_changed_since_rendering(project):
     code = paper_dir / "analyze.py"
     code.write_text("print('v1')\n")
     (paper_dir / "config.yaml").write_text("common: {epochs: 40}\nquick: {}\nfull: {}\n")
+    (paper_dir / "config.schema.yaml").write_text("type: object\nproperties: {epochs: {type: integer, maximum: 1000}}\n")
     write_json(project / "results" / "quick" / "config.json", {"epochs": 40, "tier": "quick"})
     acc = project / "results" / "quick" / "metrics" / "acc.json"
     doc = json.loads(acc.read_text())

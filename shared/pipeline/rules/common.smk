@@ -13,6 +13,8 @@ rule index:
     output:
         "reports/index.md",
         [f"reports/{name}/claims.csv" for name in PAPERS],
+        # README.md's claims table is rewritten in place (update: Snakemake must not delete it before the job)
+        update("README.md"),
     log:
         "logs/index.log",
     params:
