@@ -229,6 +229,29 @@ def test_there_are_enough_probes_for_every_paper():
     assert len(ALL_PROBES) >= 60
 
 
+def _numeric_nodes(node, path="#"):
+    """(path, schema) of every schema node that admits an integer or a number."""
+    if isinstance(node, dict):
+        types = node.get("type", [])
+        if {"integer", "number"} & set([types] if isinstance(types, str) else types):
+            yield path, node
+        for key, value in node.items():
+            yield from _numeric_nodes(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _numeric_nodes(value, f"{path}/{i}")
+
+
+@pytest.mark.parametrize("schema", [*(ROOT / "replications" / p / "config.schema.yaml" for p in PAPERS),
+                                    ROOT / "shared" / "templates" / "paper" / "config.schema.yaml"],
+                         ids=lambda path: path.parent.name)
+def test_every_number_in_a_schema_is_bounded_above(schema):
+    """Sizes, steps and rates have upper bounds that the full tier fits within: `epochs: 1e12` is a typo."""
+    unbounded = [path for path, node in _numeric_nodes(load_yaml(schema.read_text()))
+                 if not {"maximum", "exclusiveMaximum", "enum", "const"} & set(node)]
+    assert not unbounded, f"{schema}: no maximum at {', '.join(unbounded)}"
+
+
 # ---------------------------------------------------------------- through Snakemake, end to end
 @pytest.fixture(scope="module")
 def workflow_copy(tmp_path_factory):

@@ -167,3 +167,49 @@ def test_counts_by_kind(tmp_path):
     assert counts(results, "finding") == {PASS: 1, FAIL: 0, NOT_RUN: 0}
     assert counts(results) == {PASS: 2, FAIL: 0, NOT_RUN: 0}
     assert [r.kind for r in results] == ["finding", "identity"]
+
+
+# ---------------------------------------------------------------- non-finite values: strict JSON, explicit failures
+def test_a_nan_metric_is_written_as_an_explicit_failed_value_that_fails_its_claim(tmp_path):
+    from shared.pipeline.claims import apply_check, is_failed
+    from shared.pipeline.run import write_metrics
+
+    path = tmp_path / "acc.json"
+    write_metrics(path, {"test_acc": float("nan"), "ratio": float("inf"), "ok": 0.5, "flag": True})
+    text = path.read_text()
+    assert "NaN" not in text.replace('"value is nan"', "") and "Infinity" not in text  # strict JSON
+    metrics, _ = load_metrics([path])
+    assert is_failed(metrics["acc.test_acc"]) and is_failed(metrics["acc.ratio"]) and metrics["acc.ok"] == 0.5
+    for check, spec in ((">=", {"expect": 0.9}), ("within", {"expect": 1.0, "tol": 0.1}), ("is_true", {})):
+        passed, reason = apply_check(check, spec, metrics["acc.test_acc"])
+        assert not passed and "value is nan" in reason
+
+
+def test_a_bare_nan_in_a_metrics_file_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "acc.json"
+    path.write_text('{"metrics": {"test_acc": NaN}}')
+    with pytest.raises(ClaimsError, match="acc.json.*NaN"):
+        load_metrics([path])
+
+
+def test_write_json_is_strict(tmp_path):
+    import numpy as np
+
+    from shared.io.files import read_json, write_json
+
+    write_json(tmp_path / "x.json", {"a": [1.0, float("nan")], "b": np.float32("inf"), "c": np.arange(2)})
+    assert read_json(tmp_path / "x.json") == {"a": [1.0, "NaN"], "b": "Infinity", "c": [0, 1]}
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("a: 1\na: 2\n", "x.yaml:2:1: YAML error: duplicate key 'a'"),
+    ("a: [1, 2\n", "x.yaml:2:1: YAML error:"),
+    ("a: b: c\n", "x.yaml:1:5: YAML error: mapping values are not allowed"),
+])
+def test_yaml_errors_are_one_line_with_file_line_and_column(tmp_path, text, problem):
+    from shared.io.files import YamlError, read_yaml
+
+    (tmp_path / "x.yaml").write_text(text)
+    with pytest.raises(YamlError) as info:
+        read_yaml(tmp_path / "x.yaml")
+    assert str(info.value).startswith(str(tmp_path / problem)) and "\n" not in str(info.value)
