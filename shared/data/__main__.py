@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from shared.data.fetch import DatasetUnavailable
+from shared.data.fetch import DataCorrupted, DatasetUnavailable
 from shared.data.prepare import prepare
 from shared.data.registry import REGISTRY
 
@@ -36,7 +36,7 @@ def main(argv=None):
         return 0
     try:
         print(prepare(args.name, args.out, args.cache))
-    except DatasetUnavailable as error:
+    except (DatasetUnavailable, DataCorrupted) as error:  # bad input: the message says it all, no traceback
         print(error, file=sys.stderr)
         return 2
     return 0

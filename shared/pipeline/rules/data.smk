@@ -1,5 +1,10 @@
+from shared.data.fetch import default_cache_dir
+
+
 # Datasets from the registry (shared/data/registry.py): local copies first, then the download cache, then the
-# network. A file that fails its sha256 is deleted and nothing downstream runs.
+# network. A file that fails its sha256 is deleted and nothing downstream runs. The cache is --config data_dir=...,
+# else $REPLICATIONS_DATA_DIR, else data/raw (default_cache_dir). A failed job's log (which file, which URLs and why
+# each failed, where to put the file by hand) reaches the console through show-failed-logs in profiles/default.
 rule prepare_dataset:
     output:
         "data/prepared/{dataset}.safetensors",
@@ -10,6 +15,6 @@ rule prepare_dataset:
         runtime=120,
     params:
         python=sys.executable,
-        cache=config.get("data_dir", "data/raw"),
+        cache=config.get("data_dir") or str(default_cache_dir()),
     shell:
         "{params.python:q} -m shared.data prepare {wildcards.dataset} {output:q} --cache {params.cache:q} > {log:q} 2>&1"
