@@ -115,8 +115,8 @@ def read_prepared(path):
         _refuse(path, f"it is not a readable safetensors file ({error})")
     recorded = metadata.pop(DIGEST_KEY, None)
     if recorded is None:
-        # Files of other writers carry no digest; a prepared registry file must (else it predates digests).
-        if "sources" in metadata or metadata.get("dataset") in REGISTRY:
+        # Files of other writers may carry no digest; one from `prepare` (it records sources) must.
+        if "sources" in metadata:
             _refuse(path, "it records no content digest (written before digests were, or stripped of it)")
     elif content_sha256(arrays, metadata) != recorded:
         _refuse(path, "its arrays or metadata do not match the content digest recorded when it was written")

@@ -159,21 +159,24 @@ def test_mirror_mismatch_is_reported_even_when_the_next_url_fails_dns(tiny, caps
 
 # ---------------------------------------------------------------- verify, then load
 def swapping_loader(name, how):
-    """A loader that swaps `name` for other, valid IDX data after it was verified and before it is read, as another
-    process could: `rename` puts a new file in place, `rewrite` rewrites the same inode."""
+    """A loader that swaps `name` after it was verified and before it is read, as another process could: `rename`
+    puts other valid IDX data in place, `rewrite` writes it into the same inode (both load without error), `garbage`
+    writes bytes the loader fails on (the refusal must still say why)."""
     def load(paths):
         path = next(p for p in paths.values() if p.name == name)
         other = idx_gz(np.full((8,), 3))
         if how == "rename":
             (path.parent / "other").write_bytes(other)
             os.replace(path.parent / "other", path)
-        else:
+        elif how == "rewrite":
             path.write_bytes(other + b"\0")  # a different size too, in case the clock is coarse
+        else:
+            path.write_bytes(b"not gzip")
         return data.load_idx_splits(paths)
     return load
 
 
-@pytest.mark.parametrize("how", ["rename", "rewrite"])
+@pytest.mark.parametrize("how", ["rename", "rewrite", "garbage"])
 def test_file_swapped_after_verification_is_refused(tiny, capsys, how):
     name = "train-labels-idx1-ubyte.gz"
     files = tiny.register([tiny.serve("good")], loader=swapping_loader(name, how))
