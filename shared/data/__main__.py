@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from shared.data.fetch import DatasetUnavailable
+from shared.data.fetch import DataCorrupted, DatasetUnavailable
 from shared.data.prepare import prepare
 from shared.data.registry import REGISTRY
 
@@ -28,7 +28,7 @@ def main(argv=None):
     prep = commands.add_parser("prepare", help="fetch, verify and write one safetensors file")
     prep.add_argument("name", choices=sorted(REGISTRY))
     prep.add_argument("out")
-    prep.add_argument("--cache", default=None, help="download cache (default: $REPLICATIONS_DATA_DIR or data/raw)")
+    prep.add_argument("--cache", default=None, help="download cache (default, or empty: $REPLICATIONS_DATA_DIR, else data/raw)")
     commands.add_parser("info", help="list datasets, licences, files, URLs and checksums")
     args = parser.parse_args(argv)
     if args.command == "info":
@@ -36,7 +36,7 @@ def main(argv=None):
         return 0
     try:
         print(prepare(args.name, args.out, args.cache))
-    except DatasetUnavailable as error:
+    except (DatasetUnavailable, DataCorrupted) as error:  # bad input: the message says it all, no traceback
         print(error, file=sys.stderr)
         return 2
     return 0

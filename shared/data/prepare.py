@@ -1,11 +1,13 @@
-"""One safetensors file per dataset (never pickle), written byte-for-byte reproducibly, and its reader."""
+"""One safetensors file per dataset (never pickle), written byte-for-byte reproducibly, and its reader, which
+re-checks what the writer recorded."""
+import hashlib
 import json
 import struct
 from pathlib import Path
 
 import numpy as np
 
-from shared.data.fetch import _fetch_verified
+from shared.data.fetch import DataCorrupted, _fetch_verified, check_unchanged
 from shared.data.registry import REGISTRY
 from shared.data.stories import WordTokenizer
 from shared.io.files import atomic_path
@@ -13,16 +15,31 @@ from shared.io.files import atomic_path
 ARRAY_KEYS = ("x_train", "y_train", "x_test", "y_test")
 TEXT_ARRAY_KEYS = ("train_tokens", "val_tokens")
 TEXT_METADATA_KEYS = ("vocab", "n_train_stories", "n_val_stories")
+DIGEST_KEY = "content_sha256"  # metadata key written by write_safetensors, checked and dropped by read_prepared
 
 
 def load(name, cache_dir=None):
     """Images: {x_train, y_train, x_test, y_test} numpy arrays; text: {train_tokens, val_tokens} int32
     streams plus vocab (tokenizer JSON), n_train_stories, n_val_stories. Both add `sources` {role: {path, sha256}}."""
+    dataset = REGISTRY[name]
     found = _fetch_verified(name, cache_dir)
-    arrays = REGISTRY[name].loader({role: path for role, (path, _) in found.items()})
-    (_check_text if REGISTRY[name].kind == "text" else _check_images)(name, arrays)
-    arrays["sources"] = {role: {"path": str(path), "sha256": digest} for role, (path, digest) in found.items()}
+    try:
+        arrays = dataset.loader({role: path for role, (path, _, _) in found.items()})
+    except Exception:
+        check_unchanged(name, found, cache_dir)  # a file swapped mid-read explains a failure better than the loader
+        raise
+    check_unchanged(name, found, cache_dir)
+    (_check_text if dataset.kind == "text" else _check_images)(name, arrays)
+    arrays["sources"] = {role: _source(path, digest, dataset.files[role]) for role, (path, digest, _) in found.items()}
     return arrays
+
+
+def _source(path, digest, remote):
+    # A copy verified by its gunzipped payload (Debian's re-gzipped files) records that pin too, so that
+    # read_prepared can tell it from an unpinned source.
+    if digest == remote.sha256:
+        return {"path": str(path), "sha256": digest}
+    return {"path": str(path), "sha256": digest, "raw_sha256": remote.raw_sha256}
 
 
 def _check_images(name, arrays):
@@ -59,10 +76,22 @@ def prepare(name, out_path, cache_dir=None):
     return Path(out_path)
 
 
+def content_sha256(arrays, metadata):
+    """sha256 of the metadata (but this digest) and of every array's name, dtype, shape and bytes, in key order."""
+    digest = hashlib.sha256(json.dumps({k: v for k, v in metadata.items() if k != DIGEST_KEY}, sort_keys=True).encode())
+    for key in sorted(arrays):
+        array = np.ascontiguousarray(arrays[key])
+        digest.update(json.dumps([key, array.dtype.str, array.shape]).encode())  # fixes the length of the bytes
+        digest.update(array.reshape(-1).view(np.uint8))
+    return digest.hexdigest()
+
+
 def write_safetensors(arrays, path, metadata):
     """safetensors keeps metadata in a hash map whose order changes from run to run; the header is
-    re-emitted with sorted keys so the same data always gives the same bytes."""
+    re-emitted with sorted keys so the same data always gives the same bytes. The metadata gains the
+    content digest that read_prepared checks."""
     from safetensors.numpy import save
+    metadata = {**metadata, DIGEST_KEY: content_sha256(arrays, metadata)}
     blob = memoryview(save(arrays, metadata=metadata))
     (n,) = struct.unpack("<Q", blob[:8])
     header = json.dumps(json.loads(bytes(blob[8:8 + n])), sort_keys=True, separators=(",", ":")).encode()
@@ -73,11 +102,47 @@ def write_safetensors(arrays, path, metadata):
 
 
 def read_prepared(path):
-    """Return (arrays, metadata) from a `prepare`d file; metadata values are strings as stored."""
-    from safetensors import safe_open
+    """Return (arrays, metadata) from a `prepare`d file (or one written by write_safetensors); metadata values are
+    strings as stored, the content digest left out. Raises DataCorrupted if the file does not match its digest, or
+    if a prepared registry file lacks one or names sources other than the registry's pins."""
+    from safetensors import SafetensorError, safe_open
     from safetensors.numpy import load_file
-    with safe_open(str(path), framework="np") as f:
-        metadata = dict(f.metadata() or {})
-    return load_file(str(path)), metadata
+    try:
+        with safe_open(str(path), framework="np") as f:
+            metadata = dict(f.metadata() or {})
+        arrays = load_file(str(path))
+    except SafetensorError as error:  # truncated, or not safetensors at all
+        _refuse(path, f"it is not a readable safetensors file ({error})")
+    recorded = metadata.pop(DIGEST_KEY, None)
+    if recorded is None:
+        # Files of other writers may carry no digest; one from `prepare` (it records sources) must.
+        if "sources" in metadata:
+            _refuse(path, "it records no content digest (written before digests were, or stripped of it)")
+    elif content_sha256(arrays, metadata) != recorded:
+        _refuse(path, "its arrays or metadata do not match the content digest recorded when it was written")
+    if "sources" in metadata:
+        _check_sources(path, metadata)
+    return arrays, metadata
+
+
+def _check_sources(path, metadata):
+    """The recorded source hashes must be the registry's current pins: a file prepared from other bytes (an old
+    pin, a hand-edited header) is not the dataset the registry names."""
+    dataset = REGISTRY.get(metadata.get("dataset"))
+    if dataset is None:
+        _refuse(path, f"it names dataset {metadata.get('dataset')!r}, which is not in the registry")
+    sources = json.loads(metadata["sources"])
+    if sorted(sources) != sorted(dataset.files):
+        _refuse(path, f"its sources {sorted(sources)} are not the files of '{dataset.name}' {sorted(dataset.files)}")
+    for role, remote in dataset.files.items():
+        pinned = sources[role].get("sha256") == remote.sha256 or (
+            remote.raw_sha256 is not None and sources[role].get("raw_sha256") == remote.raw_sha256)
+        if not pinned:
+            _refuse(path, f"its {role} source has sha256 {sources[role].get('sha256')}, not the pinned {remote.sha256}")
+
+
+def _refuse(path, reason):
+    raise DataCorrupted(f"{path}: {reason}. It cannot be trusted: delete it and rerun (Snakemake, or "
+                        f"`python -m shared.data prepare`, writes it again from verified sources).")
 
 

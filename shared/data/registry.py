@@ -21,6 +21,7 @@ from shared.data.formats import (
 IDX_ROLES = ("train_images", "train_labels", "test_images", "test_labels")
 IDX_FILENAMES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                  "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+IDX_MAX_BYTES = 64 << 20  # the largest IDX file (Fashion-MNIST train images) is 26 MB
 
 
 
@@ -31,6 +32,7 @@ class RemoteFile:
     sha256: str                       # of the file exactly as served at `urls`
     urls: tuple[str, ...] = ()
     raw_sha256: str | None = None     # of the gunzipped payload, to accept re-compressed copies
+    max_bytes: int | None = None      # a download stops past this (None: fetch.DEFAULT_MAX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Dataset:
 
 
 def _idx_files(base_urls, sha256s, raw_sha256s=(None,) * 4):
-    return {role: RemoteFile(name, sha, tuple(base + name for base in base_urls), raw)
+    return {role: RemoteFile(name, sha, tuple(base + name for base in base_urls), raw, IDX_MAX_BYTES)
             for role, name, sha, raw in zip(IDX_ROLES, IDX_FILENAMES, sha256s, raw_sha256s)}
 
 
@@ -150,7 +152,8 @@ REGISTRY = {d.name: d for d in [
                                      "img_align_celeba.zip")),
                "partition": RemoteFile(
                    "list_eval_partition.txt", "fc955bcb3ef8fbdf7d5640d9a8693a8431b5f2ee291a5c1449a1549e7e073fe7",
-                   ("https://drive.google.com/uc?export=download&id=0B7EVK8r0v71pY0NSMzRuSXJEVkk",))},
+                   ("https://drive.google.com/uc?export=download&id=0B7EVK8r0v71pY0NSMzRuSXJEVkk",),
+                   max_bytes=64 << 20)},  # 2.8 MB: a Drive error page or a wrong file must not run for gigabytes
         loader=load_celeba,
         image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3)),
 ]}

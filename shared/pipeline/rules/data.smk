@@ -1,5 +1,9 @@
 # Datasets from the registry (shared/data/registry.py): local copies first, then the download cache, then the
-# network. A file that fails its sha256 is deleted and nothing downstream runs.
+# network. A file that fails its sha256 is deleted and nothing downstream runs. The cache is --config data_dir=...,
+# else $REPLICATIONS_DATA_DIR, else data/raw: an empty --cache= leaves the choice to the job, so that moving the cache
+# through the environment is not a changed param that would prepare (and retrain) everything again. A failed job's
+# log (which file, each source tried and why it failed, where to put it by hand) reaches the console through
+# show-failed-logs in profiles/default.
 rule prepare_dataset:
     output:
         "data/prepared/{dataset}.safetensors",
@@ -10,6 +14,6 @@ rule prepare_dataset:
         runtime=120,
     params:
         python=sys.executable,
-        cache=config.get("data_dir", "data/raw"),
+        cache=config.get("data_dir", ""),
     shell:
-        "{params.python:q} -m shared.data prepare {wildcards.dataset} {output:q} --cache {params.cache:q} > {log:q} 2>&1"
+        "{params.python:q} -m shared.data prepare {wildcards.dataset} {output:q} --cache={params.cache:q} > {log:q} 2>&1"
