@@ -18,6 +18,7 @@ RESOURCES = {
 }
 
 ORDERED, MIXING = ("ordered", "combined"), ("mixed", "combined")
+FLAGSHIP_TEST_SIZE = {"mnist": 10000, "fashion_mnist": 10000, "mnist_5k": 1000}  # the registry's test splits
 
 
 def run_name(kind, alpha):
@@ -56,6 +57,36 @@ def check(cfg):
             if used > spec["d"]:
                 raise ConfigError(f"'datasets.{name}.d': {spec['d']} is fewer than the {used} dimensions the "
                                   f"components need")
+            check_dictionary_sizes(cfg, name, spec["d"])
+        elif spec["source"] == "language_model" and spec["test_tokens"] < analysis["batch_size"]:
+            raise ConfigError(f"'datasets.{name}.test_tokens': {spec['test_tokens']} is fewer than one held-out batch "
+                              f"(analysis.batch_size = {analysis['batch_size']})")
+    alphas = sorted(cfg["alphas"])  # run names round alpha to hundredths: two alphas must not share a name
+    for a, b in zip(alphas, alphas[1:]):
+        if run_name("vanilla", a) == run_name("vanilla", b):
+            raise ConfigError(f"'alphas': {a} and {b} give the same run name {run_name('vanilla', a)!r} "
+                              f"(allowed: alphas that differ in their hundredths)")
+
+
+def check_dictionary_sizes(cfg, name, d, where=None):
+    """What the training and analyses of dataset `name` (d-dimensional activations) index into its dictionaries:
+    TopK k among topk.expansion x d latents, the prefix chunks and the Gram neighbours among expansion x d."""
+    where = where or f"datasets.{name}"
+    topk, analysis = cfg["topk"], cfg["analysis"]
+    n_topk = topk["expansion"] * d
+    for k in topk["ks"]:
+        if k > n_topk:
+            raise ConfigError(f"'topk.ks': {k} exceeds the {n_topk} latents of dataset {name!r}'s TopK SAE "
+                              f"(topk.expansion {topk['expansion']} x d = {d} at {where}; allowed: k <= {n_topk})")
+    expansion = cfg["datasets"][name].get("expansion", cfg["expansion"])
+    n = expansion * d
+    if analysis["prefix"]["chunks"] > n:
+        raise ConfigError(f"'analysis.prefix.chunks': {analysis['prefix']['chunks']} exceeds the {n} latents of "
+                          f"dataset {name!r} (expansion {expansion} x d = {d} at {where}; allowed: chunks <= {n})")
+    for key in ("neighbours", "purity_top"):
+        if analysis["manifold"][key] >= n:  # other latents ranked by |G|: at most n - 1 of them
+            raise ConfigError(f"'analysis.manifold.{key}': {analysis['manifold'][key]} is not below the {n} latents "
+                              f"of dataset {name!r} (expansion {expansion} x d = {d} at {where}; allowed: < {n})")
 
 
 # ---------------------------------------------------------------- paths
@@ -102,6 +133,12 @@ def flagship_inputs(paper, dataset):
     if spec["run"] not in names:
         raise ConfigError(f"'{key}.run': {spec['run']!r} is not a run of bilinear_mlp's experiment "
                           f"{spec['experiment']!r} (runs: {', '.join(names)})")
+    run = next(r for r in expand_runs(experiment, other.cfg["defaults"]) if r["name"] == spec["run"])
+    check_dictionary_sizes(paper.cfg, dataset, run["d_hidden"], where=f"{key}.run")
+    held_out = FLAGSHIP_TEST_SIZE.get(experiment["dataset"])
+    if held_out is not None and held_out < paper.cfg["analysis"]["batch_size"]:
+        raise ConfigError(f"'analysis.batch_size': {paper.cfg['analysis']['batch_size']} exceeds the {held_out} "
+                          f"held-out images of {key} (bilinear_mlp's {experiment['dataset']!r})")
     return {"checkpoint": other.out(f"models/{spec['experiment']}.safetensors"),
             "images": f"data/prepared/{experiment['dataset']}.safetensors"}
 

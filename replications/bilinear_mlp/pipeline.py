@@ -42,8 +42,65 @@ IMAGE_ANALYSES = {
 }
 
 
+# What the registry's image datasets hold (shared/data/registry.py): every one is 28 x 28 greyscale with 10 classes.
+IMAGE_PIXELS, IMAGE_CLASSES = 784, 10
+TRAIN_SIZE = {"mnist": 60000, "fashion_mnist": 60000, "mnist_5k": 4000}
+# training images per digit: MNIST's published counts, Fashion-MNIST's 6,000 per class, MNIST-5k's 400
+TRAIN_PER_CLASS = {"mnist": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
+                   "fashion_mnist": (6000,) * 10, "mnist_5k": (400,) * 10}
+TRUNCATION_READ = (5, 10)  # analyze_truncation's metrics read the accuracy at these k
+
+
 def check(cfg):
-    """Cross-key checks of the language part that the schema cannot express (they run before any job)."""
+    """Cross-key checks the schema cannot express (they run before any job): the image part, then the language part."""
+    check_images(cfg)
+    check_language(cfg)
+
+
+def check_images(cfg):
+    for key in ("d_input", "n_classes"):
+        wanted = IMAGE_PIXELS if key == "d_input" else IMAGE_CLASSES
+        if cfg[key] != wanted:
+            raise ConfigError(f"'{key}': {cfg[key]} does not match the image datasets (allowed: {wanted}; every "
+                              f"dataset is 28 x 28 greyscale with 10 classes)")
+    adversarial = cfg["analysis"]["adversarial"]
+    for j in adversarial["eigvecs"]:
+        if j >= adversarial["keys_per_class"]:  # masks are built from the top keys_per_class eigenvectors
+            raise ConfigError(f"'analysis.adversarial.eigvecs': {j} is not below keys_per_class = "
+                              f"{adversarial['keys_per_class']} (allowed: 0 .. {adversarial['keys_per_class'] - 1})")
+    for name, spec in cfg["experiments"].items():
+        key = f"experiments.{name}"
+        try:
+            runs = expand_runs(spec, cfg["defaults"])
+        except ValueError as error:  # two variants or grid points with one name
+            raise ConfigError(f"'{key}': {error} (allowed: distinct variant names and grid values)") from None
+        train = TRAIN_SIZE[spec["dataset"]]
+        if spec["batch_size"] > train:  # batches drop the last partial one: no batch at all would be trained
+            raise ConfigError(f"'{key}.batch_size': {spec['batch_size']} exceeds the {train} training images of "
+                              f"{spec['dataset']!r} (allowed: 1 .. {train})")
+        if "task" in spec:
+            task = spec["task"]
+            count = TRAIN_PER_CLASS[spec["dataset"]][task["target_digit"]]
+            if task["target_rank"] >= count:
+                raise ConfigError(f"'{key}.task.target_rank': {task['target_rank']} is beyond the {count} training "
+                                  f"images of digit {task['target_digit']} in {spec['dataset']!r} "
+                                  f"(allowed: 0 .. {count - 1})")
+        if name == "size":
+            missing = [k for k in TRUNCATION_READ if k not in cfg["analysis"]["truncation_k"]]
+            if missing:
+                raise ConfigError(f"'analysis.truncation_k': {cfg['analysis']['truncation_k']} lacks "
+                                  f"{', '.join(map(str, missing))} (allowed: any list that holds "
+                                  f"{' and '.join(map(str, TRUNCATION_READ))}, which the truncation metrics read)")
+        if name == "adversarial":
+            narrowest = min(r["d_hidden"] for r in runs)
+            if adversarial["keys_per_class"] > narrowest:
+                raise ConfigError(f"'analysis.adversarial.keys_per_class': {adversarial['keys_per_class']} exceeds "
+                                  f"the {narrowest} eigenvectors of experiment 'adversarial' (d_hidden; allowed: "
+                                  f"1 .. {narrowest})")
+
+
+def check_language(cfg):
+    """Cross-key checks of the language part."""
     model, sae = cfg["language"]["model"], cfg["language"]["sae"]
     if sae["layer"] >= model["n_layer"]:
         raise ConfigError(f"'language.sae.layer': {sae['layer']} must be below model.n_layer = {model['n_layer']}")

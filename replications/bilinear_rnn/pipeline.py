@@ -7,6 +7,11 @@ the eigenvalues of one trained model's transitions, and Proposition 3 on frozen 
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
+# What model.py builds, restated so that parsing imports no torch: the baselines (no bilinear transitions) and the
+# transformer's head count (model.TransformerTracker's default, which build() keeps).
+BASELINES = ("lstm", "transformer", "mamba")
+TRANSFORMER_HEADS = 4
+
 # Per rule of rules.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=720),
@@ -37,6 +42,25 @@ def check(cfg):
     lo, hi = analysis["subspace_positions"]
     if not lo < hi <= test["length"]:
         raise ConfigError(f"'analysis.subspace_positions': need from < to <= test.length = {test['length']}")
+    if experiments[eigen]["model"] in BASELINES:  # analyze_eigen reads the bilinear transitions (model.rnn)
+        raise ConfigError(f"'analysis.eigen_experiment': {eigen!r} is a {experiments[eigen]['model']} baseline, which "
+                          f"has no bilinear transitions (allowed: an experiment of a bilinear model)")
+    schedule = cfg["schedule"]
+    if schedule["min_length"] > schedule["max_length"]:  # training lengths are drawn uniform in [min, max]
+        raise ConfigError(f"'schedule.min_length': {schedule['min_length']} exceeds schedule.max_length = "
+                          f"{schedule['max_length']} (allowed: min_length <= max_length)")
+    for name, spec in experiments.items():
+        d_hidden, model = spec.get("d_hidden", cfg["d_hidden"]), spec["model"]
+        where = f"experiments.{name}.d_hidden" if "d_hidden" in spec else "d_hidden"
+        if model == "block" and d_hidden % spec["block"]:
+            raise ConfigError(f"'experiments.{name}.block': {spec['block']} does not divide d_hidden = {d_hidden} "
+                              f"(allowed: a divisor of d_hidden)")
+        if model == "rotation" and d_hidden % 2:
+            raise ConfigError(f"'{where}': {d_hidden} is odd, and experiment {name!r} rotates pairs of units "
+                              f"(allowed: an even d_hidden)")
+        if model == "transformer" and d_hidden % TRANSFORMER_HEADS:
+            raise ConfigError(f"'{where}': {d_hidden} does not split into the transformer's {TRANSFORMER_HEADS} heads "
+                              f"of experiment {name!r} (allowed: a multiple of {TRANSFORMER_HEADS})")
 
 
 def experiments(cfg):

@@ -15,6 +15,23 @@ RESOURCES = {
     "projective": Resources(gpu=True, mem_mb=32000, runtime=60),
 }
 ALGEBRA = "algebra"  # the algebra analysis's namespace: no model may take the name
+# What prepare_data.py makes of each dataset when `size` is not given: (channels, side), and the held-out count
+# (digits: its last 450 images; the registry's test splits; eight_gaussians: its `test` key).
+NATIVE = {"digits": (1, 8), "mnist_5k": (1, 28), "mnist": (1, 28), "celeba_64": (3, 64)}
+TEST_SIZE = {"digits": 450, "mnist_5k": 1000, "mnist": 10000, "celeba_64": 19867}
+
+
+def data_dim(cfg, dataset):
+    """n, the number of values of one example of `dataset` as prepare_data.py writes it."""
+    if dataset == "eight_gaussians":
+        return 2
+    channels, side = NATIVE[dataset]
+    side = cfg["datasets"][dataset].get("size") or side
+    return channels * side * side
+
+
+def test_size(cfg, dataset):
+    return cfg["datasets"][dataset]["test"] if dataset == "eight_gaussians" else TEST_SIZE[dataset]
 
 
 def models_of_kind(cfg, kind):
@@ -36,6 +53,16 @@ def check(cfg):
         layout = cfg["datasets"][spec["dataset"]].get("layout")
         if layout == "image" and spec["model"]["flow"]["mixing"] != "linear":
             raise ConfigError(f"'models.{name}.model.flow.mixing': image flows mix channels with 'linear'")
+        n = data_dim(cfg, spec["dataset"])
+        if spec["kind"] == "projective" and spec["model"]["rank"] >= n:  # a rank-n projector is the identity
+            raise ConfigError(f"'models.{name}.model.rank': {spec['model']['rank']} is not below the {n} values of "
+                              f"a {spec['dataset']} example (allowed: 1 .. {n - 1})")
+    for name, spec in cfg["datasets"].items():
+        if name == "digits" and "size" in spec:  # prepare_data.py keeps scikit-learn's 8 x 8: a size would be ignored
+            raise ConfigError(f"'datasets.digits.size': {spec['size']} is not used (digits stay 8 x 8; allowed: no size)")
+        if spec.get("layout") == "image" and spec.get("size", 2) % 2:  # image flows squeeze 2 x 2 pixels into channels
+            raise ConfigError(f"'datasets.{name}.size': {spec['size']} is odd, and an image layout's flow squeezes 2 x 2 "
+                              f"pixels (allowed: an even size)")
     if ALGEBRA in cfg["models"]:
         raise ConfigError(f"'models.{ALGEBRA}': the name is taken by the algebra analysis's outputs")
     analysis = cfg["analysis"]
@@ -48,6 +75,11 @@ def check(cfg):
     if analysis["algebra"]["model"] not in onestep:
         raise ConfigError(f"'analysis.algebra.model': {analysis['algebra']['model']!r} is not a onestep model "
                           f"(allowed: {', '.join(onestep)})")
+    algebra = analysis["algebra"]
+    held_out = test_size(cfg, cfg["models"][algebra["model"]]["dataset"])
+    if algebra["inputs"] > held_out:  # its noise batches and its held-out examples must pair up one to one
+        raise ConfigError(f"'analysis.algebra.inputs': {algebra['inputs']} exceeds the {held_out} held-out examples of "
+                          f"model {algebra['model']!r} (allowed: 2 .. {held_out})")
 
 
 # ---------------------------------------------------------------- paths
