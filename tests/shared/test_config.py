@@ -94,7 +94,7 @@ def test_invalid_values_name_key_and_allowed(overrides, key, allowed):
     assert f"invalid config key {key}" in message
     assert "bilinear_mlp (quick tier)" in message
     if allowed:
-        assert f"(allowed: {allowed})" in message
+        assert f"(allowed: {allowed}" in message  # the lower bound first, then the upper one
 
 
 def test_unknown_key_names_the_allowed_keys():
