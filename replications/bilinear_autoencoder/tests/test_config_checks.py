@@ -25,10 +25,10 @@ def test_committed_tiers_load(tier):
     ({"expansion": 10**9}, "expansion"),
     ({"topk": {"ks": [10**9]}}, "topk.ks.0"),
     ({"topk": {"batch_size": 10**9}}, "topk.batch_size"),
-    # a dataset is one of three sources (oneOf): the error names the dataset, not the key inside it
-    ({"datasets": {"planted": {"d": 10**9}}}, "datasets.planted"),
-    ({"datasets": {"planted": {"train": 10**12}}}, "datasets.planted"),
-    ({"datasets": {"mnist_bilinear": {"expansion": 10**6}}}, "datasets.mnist_bilinear"),
+    # a dataset is one of three sources (oneOf): the error names the key inside the form its `source` selects
+    ({"datasets": {"planted": {"d": 10**9}}}, "datasets.planted.d"),
+    ({"datasets": {"planted": {"train": 10**12}}}, "datasets.planted.train"),
+    ({"datasets": {"mnist_bilinear": {"expansion": 10**6}}}, "datasets.mnist_bilinear.expansion"),
     ({"analysis": {"prefix": {"points": 10**9}}}, "analysis.prefix.points"),
     ({"alphas": [0.0, 1e6]}, "alphas.1"),
 ])
@@ -38,7 +38,7 @@ def test_schema_bounds_sizes(override, key):
 
 
 def test_language_model_sizes_are_bounded():
-    with pytest.raises(ConfigError, match=r"invalid config key 'datasets.qwen'"):
+    with pytest.raises(ConfigError, match=r"invalid config key 'datasets.qwen.tokens'"):
         _load({"datasets": {"qwen": {**QWEN, "tokens": 10**12}}})
 
 
