@@ -1,18 +1,30 @@
-"""Fetching: system folders, then the cache, then the network; nothing that fails its sha256 is kept."""
+"""Fetching: system folders, then the cache, then the network; nothing that fails its sha256 is kept.
+
+Downloads go through pooch (`pooch.retrieve` with the pinned sha256): it writes to a temp file beside the target and
+renames it into place only if the hash matches, deleting it otherwise. The sources, their order, the caps and the
+messages are this module's: local copies and the cache first, then $REPLICATIONS_MIRROR, then the registry's URLs,
+every source tried listed with its own error."""
 import gzip
 import hashlib
 import os
+import sys
+import time
+import urllib.error
 import urllib.request
 import zlib
-from http.client import HTTPException
+from http.client import HTTPException, IncompleteRead, RemoteDisconnected
 from pathlib import Path
 
+import pooch
+from tqdm import tqdm
+
 from shared.data.registry import REGISTRY
-from shared.io.files import atomic_path
 
 DOWNLOAD_TIMEOUT_S = 30
 DEFAULT_MAX_BYTES = 4 << 30  # a file with no cap of its own: above the largest (TinyStories train, 2.2 GB)
 CHUNK = 1 << 20
+RETRIES = 2  # more tries of one URL after a transient error (a timeout, a dropped connection, a 5xx)
+RETRY_WAIT_S = 2.0  # before the first retry; twice that before the second
 
 
 class DatasetUnavailable(RuntimeError):
@@ -72,7 +84,7 @@ def candidate_urls(dataset, remote):
     return extra + remote.urls
 
 
-def _copy_capped(response, out, cap):
+def _copy_capped(response, out, cap, digest, bar):
     """Copy at most `cap` bytes; one byte more means the file is over the cap (the server may not say its size)."""
     total = 0
     while chunk := response.read(min(CHUNK, cap + 1 - total)):
@@ -80,22 +92,85 @@ def _copy_capped(response, out, cap):
         if total > cap:
             raise TooLarge(f"exceeds the download cap of {cap} bytes (stopped after {total} bytes)")
         out.write(chunk)
+        digest.update(chunk)
+        bar.update(len(chunk))
+
+
+def _transient(error):
+    """Worth another try: a timeout, a connection cut mid-transfer, or a server that is busy (429, 5xx). A 404, a
+    refused connection or an unknown host fails the same way again, so the next source is tried instead."""
+    if isinstance(error, urllib.error.HTTPError):
+        return error.code == 429 or error.code >= 500
+    if isinstance(error, urllib.error.URLError):
+        error = error.reason
+    return isinstance(error, (TimeoutError, ConnectionResetError, ConnectionAbortedError, IncompleteRead,
+                              RemoteDisconnected))
+
+
+class CappedDownloader:
+    """A pooch downloader (`downloader(url, output_file, pooch)`) over urllib that keeps a size cap.
+
+    pooch's own HTTPDownloader (requests) has no size limit, so this one refuses a Content-Length over the cap up
+    front and stops copying one byte past it; it retries transient errors RETRIES times, draws a tqdm bar on a
+    terminal (nothing in a log file), and records the sha256 and the identity of the file it wrote: pooch hashes
+    that file and renames it into place (the rename keeps device, inode, size and mtime), so the identity is that
+    of the verified file unless something swapped it in between (check_unchanged)."""
+
+    def __init__(self, cap):
+        self.cap, self.sha256, self.identity = cap, None, None
+
+    def __call__(self, url, output_file, pooch_instance=None):
+        for attempt in range(RETRIES + 1):
+            try:
+                return self._download(url, output_file)
+            except TooLarge:
+                raise
+            except (OSError, HTTPException) as error:
+                if attempt == RETRIES or not _transient(error):
+                    raise
+                time.sleep(RETRY_WAIT_S * (attempt + 1))
+
+    def _download(self, url, output_file):
+        name = url.rsplit("/", 1)[-1]
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(output_file, "wb") as out:
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > self.cap:
+                raise TooLarge(f"exceeds the download cap of {self.cap} bytes (Content-Length: {length})")
+            digest = hashlib.sha256()
+            with tqdm(total=int(length) if length.isdigit() else None, desc=name, unit="B", unit_scale=True,
+                      file=sys.stderr, disable=None, mininterval=1, leave=False) as bar:  # disable=None: no tty, no bar
+                _copy_capped(response, out, self.cap, digest, bar)
+        os.chmod(output_file, 0o666 & ~_umask())  # pooch's temp file is 0600; the cache is as readable as any file
+        self.sha256, self.identity = digest.hexdigest(), identity(output_file)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _download(url, target, remote):
-    """Download into a temp file beside `target`; it becomes `target` only if verified. Returns (sha256, identity)."""
-    cap = remote.max_bytes or DEFAULT_MAX_BYTES
-    with atomic_path(target) as tmp:  # whatever fails below, the temp file is removed
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(tmp, "wb") as out:
-            length = response.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > cap:
-                raise TooLarge(f"exceeds the download cap of {cap} bytes (Content-Length: {length})")
-            _copy_capped(response, out, cap)
-        before = identity(tmp)  # a rename keeps device, inode, size and mtime
-        digest = verified_sha256(tmp, remote)
-        if digest is None:
-            raise ChecksumMismatch(f"got sha256 {sha256_of(tmp)}, expected {remote.sha256}")
-    return digest, before
+    """Download `url` with pooch into a temp file beside `target`, which pooch renames to `target` only if its sha256
+    is the pin (and deletes otherwise). Returns (sha256, identity) of the verified file.
+
+    A download is verified by its exact sha256: raw_sha256 (the gunzipped payload) only accepts local copies."""
+    downloader = CappedDownloader(remote.max_bytes or DEFAULT_MAX_BYTES)
+    try:
+        pooch.retrieve(url, known_hash=f"sha256:{remote.sha256}", fname=target.name, path=target.parent,
+                       downloader=downloader)
+    except TooLarge:
+        raise
+    except ValueError as error:
+        if downloader.sha256 is None or downloader.sha256 == remote.sha256:  # not pooch's hash check
+            raise
+        raise ChecksumMismatch(f"got sha256 {downloader.sha256}, expected {remote.sha256}") from error
+    if downloader.identity is None:  # pooch found a verified file already there (another process put it): check it
+        before = identity(target)
+        if verified_sha256(target, remote) != remote.sha256:
+            raise ChecksumMismatch(f"{target} changed while it was fetched")
+        return remote.sha256, before
+    return remote.sha256, downloader.identity
 
 
 def _fetch_file(dataset, remote, cache_folder, tried):

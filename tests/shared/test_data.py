@@ -1,12 +1,17 @@
 """shared.data against a real HTTP server on 127.0.0.1 and real synthetic IDX files (no mocks)."""
+import functools
 import gzip
 import hashlib
+import http.server
+import importlib
 import json
 import os
 import socket
+import stat
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +19,8 @@ import pytest
 
 from shared import data
 from shared.data import Dataset, DatasetUnavailable, RemoteFile
+
+fetch_module = importlib.import_module("shared.data.fetch")  # `shared.data.fetch` is also the function
 
 N_IMAGES = 20
 FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -61,7 +68,7 @@ def tiny(server, tmp_path, monkeypatch):
         pass
     t = Tiny()
     t.arrays, t.payloads, t.raws, t.serve, t.register = arrays, payloads, raws, serve, register
-    t.base_url, t.requests, t.cache = base_url, requests, tmp_path / "cache"
+    t.base_url, t.requests, t.cache, t.www = base_url, requests, tmp_path / "cache", www
     t.folder = t.cache / "tiny"
     return t
 
@@ -179,6 +186,82 @@ def test_local_copy_with_wrong_payload_is_skipped_not_deleted(tiny, tmp_path):
     tiny.register([tiny.serve("good")], local_dirs=[local])
     paths = data.fetch("tiny", tiny.cache)
     assert paths["train_labels"] == tiny.folder / name and (local / name).exists()
+
+
+@pytest.fixture
+def flaky_server(tiny):
+    """A second real server over the same folder that answers `status` to the first `failures` requests of each
+    path; yields (base URL, {path: requests seen}, settings)."""
+    seen, settings = {}, {"status": 503, "failures": 1}
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            seen[self.path] = seen.get(self.path, 0) + 1
+            if seen[self.path] <= settings["failures"]:
+                self.send_error(settings["status"])
+            else:
+                super().do_GET()
+
+        def log_message(self, *args):
+            pass
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(tiny.www)))
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen, settings
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+def test_transient_server_error_is_retried(tiny, flaky_server, monkeypatch):
+    monkeypatch.setattr(fetch_module, "RETRY_WAIT_S", 0)
+    base, seen, _ = flaky_server
+    tiny.serve("good")
+    tiny.register([f"{base}/good/"])
+    loaded = data.load("tiny", tiny.cache)
+    np.testing.assert_array_equal(loaded["y_train"], tiny.arrays["y_train"])
+    assert sorted(seen.values()) == [2] * 4  # one 503, then the file
+    assert cached_names(tiny.folder) == sorted(data.IDX_FILENAMES)
+
+
+def test_a_server_that_stays_down_fails_after_the_retries(tiny, flaky_server, monkeypatch):
+    monkeypatch.setattr(fetch_module, "RETRY_WAIT_S", 0)
+    base, seen, settings = flaky_server
+    settings["failures"] = 99
+    tiny.serve("good")
+    tiny.register([f"{base}/good/"])
+    with pytest.raises(DatasetUnavailable, match="503") as error:
+        data.fetch("tiny", tiny.cache)
+    assert str(error.value).count("503") == 4
+    assert sorted(seen.values()) == [1 + fetch_module.RETRIES] * 4
+    assert cached_names(tiny.folder) == []
+
+
+def test_a_404_is_not_retried(tiny, flaky_server, monkeypatch):
+    monkeypatch.setattr(fetch_module, "RETRY_WAIT_S", 0)
+    base, seen, settings = flaky_server
+    settings["status"], settings["failures"] = 404, 99
+    tiny.register([f"{base}/good/", tiny.serve("good")])  # the second URL serves the files
+    data.fetch("tiny", tiny.cache)
+    assert sorted(seen.values()) == [1] * 4
+
+
+def test_a_download_is_as_readable_as_any_new_file_and_leaves_no_temp_file(tiny):
+    tiny.register([tiny.serve("good")])
+    paths = data.fetch("tiny", tiny.cache)
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in paths.values():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    assert cached_names(tiny.folder) == sorted(data.IDX_FILENAMES)
+
+
+def test_download_writes_no_progress_bar_into_a_log(tiny, capfd):
+    """stderr is not a terminal here (a log file, in a pipeline): no tqdm carriage returns in it."""
+    tiny.register([tiny.serve("good")])
+    data.fetch("tiny", tiny.cache)
+    err = capfd.readouterr().err
+    assert "\r" not in err
 
 
 # ---------------------------------------------------------------- IDX parsing
