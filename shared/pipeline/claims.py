@@ -2,12 +2,14 @@
 
 A claim's status is computed from metrics only (PASS, FAIL or NOT RUN); nobody edits it by hand.
 """
+import functools
 import json
 import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import jsonschema
 
 from shared.io.files import YamlError, read_json, read_yaml
 from shared.pipeline.tiers import TIERS
@@ -16,17 +18,12 @@ PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
 FAILED = "failed"  # a metric {"failed": reason}: no value could be computed
 COMPARISONS = {">=": lambda v, e: v >= e, "<=": lambda v, e: v <= e, ">": lambda v, e: v > e, "<": lambda v, e: v < e}
 CHECKS = (*COMPARISONS, "within", "between", "is_true", "is_false")
-TOP_KEYS = {"paper", "title", "claims"}
-CLAIM_KEYS = {"id", "kind", "statement", "source", "paper_value", "secondary", "metric", "check", "counterexample",
-              "tiers", "if_fail"}
-REQUIRED_CLAIM_KEYS = ("id", "kind", "statement", "source", "metric", "check", "tiers")
+TOP_KEYS = {"paper", "title", "claims"}  # the keys, types and enums of claims.yaml: shared/schemas/claims.schema.yaml
 # finding: an empirical result the paper reports (a reproduction when it PASSes); identity: an exact property the
 # implementation must satisfy (a FAIL is a bug, a PASS is a test, not a reproduction); control: a sanity or negative
 # control that shows a check can tell the difference.
 FINDING, IDENTITY, CONTROL = KINDS = ("finding", "identity", "control")
-TIER_KEYS = {"expect", "tol", "note"}
-ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
-METRIC_PATTERN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+")  # namespace (file stem) . key
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")  # as the schema's; names a claim in a message only when it matches
 
 
 class ClaimsError(ValueError):
@@ -60,8 +57,18 @@ class ClaimResult:
 
 # ---------------------------------------------------------------- loading and validation
 
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
+TYPE_WORDS = {"string": "a string", "number": "a number", "integer": "an integer", "boolean": "true or false",
+              "object": "a mapping", "array": "a list", "null": "null"}
+HINTS = {"counterexample": " (every finding names a reproduced value that would contradict the paper)"}
+
+
 def load_claims(path):
-    """Read and strictly validate claims.yaml; raise ClaimsError naming the claim id and key."""
+    """Read and strictly validate claims.yaml; raise ClaimsError naming the file, the claim id and the key.
+
+    First no NaN or infinity anywhere, then the JSON schema (shared/schemas/claims.schema.yaml: keys, types, enums,
+    patterns), then what a schema cannot say: unique ids and the shape of expect / tol / counterexample for each
+    claim's check."""
     path = Path(path)
     try:
         doc = read_yaml(path)
@@ -70,81 +77,105 @@ def load_claims(path):
     where = str(path)
     if not isinstance(doc, dict):
         raise ClaimsError(f"{where}: expected a mapping with keys {sorted(TOP_KEYS)}")
-    _no_unknown_keys(doc, TOP_KEYS, f"{where}: top level")
-    for key in ("paper", "title"):
-        if not isinstance(doc.get(key), str) or not doc[key].strip():
-            raise ClaimsError(f"{where}: top-level key '{key}' must be a non-empty string")
-    if not isinstance(doc.get("claims"), list):
-        raise ClaimsError(f"{where}: top-level key 'claims' must be a list")
+    _refuse_non_finite(doc, doc, where, ())
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: [_sortable(p) for p in e.absolute_path])
+    if errors:
+        raise ClaimsError(_schema_message(errors[0], doc, where))
     seen = set()
-    for index, claim in enumerate(doc["claims"]):
-        _validate_claim(claim, where, index, seen)
+    for claim in doc["claims"]:
+        claim_where = f"{where}: claim '{claim['id']}'"
+        if claim["id"] in seen:
+            raise ClaimsError(f"{claim_where}: duplicate id '{claim['id']}'")
+        seen.add(claim["id"])
+        for tier, spec in claim["tiers"].items():
+            _validate_tier_spec(claim["check"], spec, f"{claim_where}: key 'tiers.{tier}")
+        _validate_counterexample(claim, claim_where)
     return doc
 
 
-def _validate_claim(claim, path, index, seen):
-    if not isinstance(claim, dict):
-        raise ClaimsError(f"{path}: claim #{index + 1} must be a mapping")
-    cid = claim.get("id")
-    if not isinstance(cid, str) or not ID_PATTERN.fullmatch(cid):
-        raise ClaimsError(f"{path}: claim #{index + 1}: key 'id' must match [A-Za-z0-9_.-]+, got {cid!r}")
-    where = f"{path}: claim '{cid}'"
-    if cid in seen:
-        raise ClaimsError(f"{where}: duplicate id '{cid}'")
-    seen.add(cid)
-    _no_unknown_keys(claim, CLAIM_KEYS, where)
-    for key in REQUIRED_CLAIM_KEYS:
-        if key not in claim:
-            raise ClaimsError(f"{where}: missing required key '{key}'")
-    if claim["kind"] not in KINDS:
-        raise ClaimsError(f"{where}: key 'kind' is {claim['kind']!r}; allowed: {', '.join(KINDS)}")
-    for key in ("statement", "source"):
-        if not isinstance(claim[key], str):
-            raise ClaimsError(f"{where}: key '{key}' must be a string")
-    if "secondary" in claim and not isinstance(claim["secondary"], bool):
-        raise ClaimsError(f"{where}: key 'secondary' must be true or false")
-    if "if_fail" in claim and not isinstance(claim["if_fail"], str):
-        raise ClaimsError(f"{where}: key 'if_fail' must be a string")
-    value = claim.get("paper_value")
-    if value is not None and not (isinstance(value, str) or _is_number(value)):
-        raise ClaimsError(f"{where}: key 'paper_value' must be a string, a finite number or null, got {value!r}")
-    if not isinstance(claim["metric"], str) or not METRIC_PATTERN.fullmatch(claim["metric"]):
-        raise ClaimsError(f"{where}: key 'metric' must look like namespace.key, got {claim['metric']!r}")
-    if claim["check"] not in CHECKS:
-        raise ClaimsError(f"{where}: key 'check' is {claim['check']!r}; allowed: {', '.join(CHECKS)}")
-    if not isinstance(claim["tiers"], dict):
-        raise ClaimsError(f"{where}: key 'tiers' must be a mapping of tier -> {{expect: ...}}")
-    for tier, spec in claim["tiers"].items():
-        if tier not in TIERS:
-            raise ClaimsError(f"{where}: key 'tiers.{tier}' is not a tier; allowed: {', '.join(TIERS)}")
-        _validate_tier_spec(claim["check"], spec, f"{where}: key 'tiers.{tier}")
-    _validate_counterexample(claim, where)
+@functools.cache
+def _validator():
+    return jsonschema.Draft202012Validator(read_yaml(SCHEMA_PATH))
+
+
+def _sortable(part):
+    return (0, part, "") if isinstance(part, int) else (1, 0, str(part))
+
+
+def _located(doc, path, where):
+    """(prefix naming the file and the claim, dotted key under it) of a path into the document."""
+    path = list(path)
+    if len(path) >= 2 and path[0] == "claims" and isinstance(path[1], int):
+        claim = doc["claims"][path[1]]
+        cid = claim.get("id") if isinstance(claim, dict) else None
+        named = isinstance(cid, str) and ID_PATTERN.fullmatch(cid)
+        return (f"{where}: claim '{cid}'" if named else f"{where}: claim #{path[1] + 1}"), path[2:]
+    return f"{where}: top-level", path
+
+
+def _refuse_non_finite(value, doc, where, path):
+    """NaN compares false with every bound, so a NaN expect or tol could never PASS and an infinite one never FAIL;
+    the schema's `number` admits both, so they are refused here, first (as the config's validation does)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        prefix, key = _located(doc, path, where)
+        raise ClaimsError(f"{prefix}: key '{'.'.join(map(str, key))}' is {value!r}; it must be a finite number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _refuse_non_finite(v, doc, where, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _refuse_non_finite(v, doc, where, (*path, i))
+
+
+def _schema_message(err, doc, where):
+    """One line: the file, the claim (its id, or its position when the id itself is wrong), the key and what is
+    allowed, in the words of the old hand-written checks."""
+    prefix, path = _located(doc, err.absolute_path, where)
+    key = ".".join(map(str, path))
+    schema = err.schema if isinstance(err.schema, dict) else {}
+    value = err.instance
+    if err.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        unknown = sorted(set(value) - set(allowed), key=str)[0]
+        return f"{prefix}: unknown key '{'.'.join(map(str, [*path, unknown]))}'; allowed: {', '.join(allowed)}"
+    if err.validator == "required":
+        missing = next(k for k in err.validator_value if k not in value)
+        return f"{prefix}: missing required key '{'.'.join(map(str, [*path, missing]))}'{HINTS.get(missing, '')}"
+    if not key:  # the claim itself, or the whole file
+        return f"{prefix}: {err.message}" if prefix.endswith("top-level") else f"{prefix} must be a mapping"
+    if err.validator == "enum":
+        return f"{prefix}: key '{key}' is {value!r}; allowed: {', '.join(map(str, err.validator_value))}"
+    if err.validator == "type":
+        types = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
+        words = [TYPE_WORDS.get(t, t) for t in types]
+        text = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+        return f"{prefix}: key '{key}' must be {text}, got {value!r}"
+    if err.validator == "pattern":
+        return f"{prefix}: key '{key}' must be {schema.get('description') or 'like ' + err.validator_value}, " \
+               f"got {value!r}"
+    if err.validator in ("minItems", "maxItems"):
+        return f"{prefix}: key '{key}' must be [lo, hi] (two finite numbers), got {value!r}"
+    if err.validator == "minimum":
+        return f"{prefix}: key '{key}' must be a finite number >= {err.validator_value}, got {value!r}"
+    return f"{prefix}: key '{key}': {err.message}"
 
 
 def _validate_counterexample(claim, where):
-    """A finding names a reproduced value that would contradict the paper; tests score it and require FAIL."""
+    """A counterexample (required of findings by the schema) is a bool for is_true / is_false, else a number."""
     if "counterexample" not in claim:
-        if claim["kind"] == FINDING:
-            raise ClaimsError(f"{where}: missing required key 'counterexample' (every finding names a reproduced "
-                              "value that would contradict the paper)")
         return
     value = claim["counterexample"]
     if claim["check"] in ("is_true", "is_false"):
         if not isinstance(value, bool):
             raise ClaimsError(f"{where}: key 'counterexample' must be true or false for check '{claim['check']}'")
     elif not _is_number(value):
-        raise ClaimsError(f"{where}: key 'counterexample' must be a finite number, got {value!r}")
+        raise ClaimsError(f"{where}: key 'counterexample' must be a finite number for check '{claim['check']}', "
+                          f"got {value!r}")
+
 
 def _validate_tier_spec(check, spec, where):
-    if spec is None:  # `quick:` with nothing after it, fine for is_true / is_false
-        spec = {}
-    if not isinstance(spec, dict):
-        raise ClaimsError(f"{where}' must be a mapping")
-    unknown = set(spec) - TIER_KEYS
-    if unknown:
-        raise ClaimsError(f"{where}.{sorted(unknown)[0]}' is not allowed; allowed: {', '.join(sorted(TIER_KEYS))}")
-    if "note" in spec and not isinstance(spec["note"], str):
-        raise ClaimsError(f"{where}.note' must be a string")
+    """Which of expect and tol the check uses, and their shape for it (the schema checked keys and types)."""
+    spec = spec or {}  # `quick:` with nothing after it, fine for is_true / is_false
     if check in ("is_true", "is_false"):
         for key in ("expect", "tol"):
             if key in spec:
@@ -154,7 +185,7 @@ def _validate_tier_spec(check, spec, where):
         raise ClaimsError(f"{where}.expect' is missing (required by check '{check}')")
     expect = spec["expect"]
     if check == "between":
-        if not (isinstance(expect, list) and len(expect) == 2 and all(map(_is_number, expect))):
+        if not isinstance(expect, list):
             raise ClaimsError(f"{where}.expect' must be [lo, hi] of finite numbers for check 'between', got {expect!r}")
         if expect[0] > expect[1]:
             raise ClaimsError(f"{where}.expect' has lo > hi: {expect!r}")
@@ -163,16 +194,8 @@ def _validate_tier_spec(check, spec, where):
     if check == "within":
         if "tol" not in spec:
             raise ClaimsError(f"{where}.tol' is missing (required by check 'within')")
-        if not _is_number(spec["tol"]) or spec["tol"] < 0:
-            raise ClaimsError(f"{where}.tol' must be a finite number >= 0, got {spec['tol']!r}")
     elif "tol" in spec:
         raise ClaimsError(f"{where}.tol' is only used by check 'within'")
-
-
-def _no_unknown_keys(mapping, allowed, where):
-    unknown = sorted(set(mapping) - allowed, key=str)
-    if unknown:
-        raise ClaimsError(f"{where}: unknown key '{unknown[0]}'; allowed: {', '.join(sorted(allowed))}")
 
 
 def _is_number(value):

@@ -213,3 +213,51 @@ def test_yaml_errors_are_one_line_with_file_line_and_column(tmp_path, text, prob
     with pytest.raises(YamlError) as info:
         read_yaml(tmp_path / "x.yaml")
     assert str(info.value).startswith(str(tmp_path / problem)) and "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------- the JSON schema (shared/schemas/claims.schema.yaml)
+def test_claims_schema_is_valid_and_agrees_with_the_module():
+    import jsonschema
+
+    from shared.io.files import read_yaml
+    from shared.pipeline.claims import CHECKS, KINDS, SCHEMA_PATH, TOP_KEYS
+    from shared.pipeline.tiers import TIERS
+
+    schema = read_yaml(SCHEMA_PATH)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    claim_schema = schema["$defs"]["claim"]["properties"]
+    assert set(schema["properties"]) == TOP_KEYS
+    assert tuple(claim_schema["kind"]["enum"]) == KINDS and tuple(claim_schema["check"]["enum"]) == CHECKS
+    assert tuple(claim_schema["tiers"]["properties"]) == TIERS
+
+
+@pytest.mark.parametrize("doc, words", [
+    ({"paper": "", "title": "T", "claims": []}, ["top-level", "paper", "non-empty string"]),
+    ({"paper": "p", "title": "T", "claims": {}}, ["top-level", "claims", "a list"]),
+    ({"paper": "p", "title": "T"}, ["top-level", "missing required key 'claims'"]),
+    ({"paper": "p", "title": "T", "claims": [], "extra": 1}, ["unknown key 'extra'", "allowed: claims, paper, title"]),
+    ({"paper": "p", "title": "T", "claims": [claim(), 3]}, ["claim #2 must be a mapping"]),
+    ({"paper": "p", "title": "T", "claims": [claim(), claim(id="C2", tiers=[1])]}, ["claim 'C2'", "'tiers'", "mapping"]),
+    ({"paper": "p", "title": "T", "claims": [claim(paper_value=float("inf"))]}, ["C1", "paper_value", "finite"]),
+    ({"paper": "p", "title": "T", "claims": [claim(check="between", tiers={"quick": {"expect": [0.0, float("-inf")]}})]},
+     ["C1", "tiers.quick.expect.1", "finite"]),
+    ({"paper": "p", "title": "T", "claims": [claim(check="between", tiers={"quick": {"expect": [1]}})]},
+     ["C1", "tiers.quick.expect", "[lo, hi]"]),
+    ({"paper": "p", "title": "T", "claims": [claim(tiers={"quick": {"expect": [1, 2]}})]},
+     ["C1", "tiers.quick.expect", "finite number for check '>='"]),
+    ({"paper": "p", "title": "T", "claims": [claim(check="within", tiers={"quick": {"expect": 1, "tol": -1}})]},
+     ["C1", "tiers.quick.tol", ">= 0"]),
+    ({"paper": "p", "title": "T", "claims": [claim(check="is_true", tiers={"quick": {"expect": 1}})]},
+     ["C1", "tiers.quick.expect", "not used by check 'is_true'"]),
+    ({"paper": "p", "title": "T", "claims": [claim(tiers={"quick": {"expect": 1, "tol": 1}})]},
+     ["C1", "tiers.quick.tol", "only used by check 'within'"]),
+])
+def test_schema_and_shape_errors_name_the_file_claim_and_key(tmp_path, doc, words):
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ClaimsError) as err:
+        load_claims(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    for word in words:
+        assert word in message
