@@ -136,7 +136,7 @@ def _schema_message(err, doc, where):
     value = err.instance
     if err.validator == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
-        unknown = sorted(set(value) - set(allowed), key=str)[0]
+        unknown = min(set(value) - set(allowed), key=str)
         return f"{prefix}: unknown key '{'.'.join(map(str, [*path, unknown]))}'; allowed: {', '.join(allowed)}"
     if err.validator == "required":
         missing = next(k for k in err.validator_value if k not in value)
@@ -228,7 +228,7 @@ def load_metrics(paths):
         doc = read_metrics_file(path)
         both = set(doc["metrics"]) & set(doc["skipped"])
         if both:
-            raise ClaimsError(f"{path}: key '{sorted(both)[0]}' is both measured and skipped")
+            raise ClaimsError(f"{path}: key '{min(both)}' is both measured and skipped")
         metrics.update({f"{path.stem}.{k}": v for k, v in doc["metrics"].items()})
         skipped.update({f"{path.stem}.{k}": str(v) for k, v in doc["skipped"].items()})
     return metrics, skipped
