@@ -1,5 +1,6 @@
-"""Correlation statistics the analyses share: Pearson (torch) and Spearman (numpy)."""
+"""Correlation statistics the analyses share: Pearson (torch) and Spearman (scipy)."""
 import numpy as np
+from scipy.stats import spearmanr
 
 
 def pearson(a, b):
@@ -10,14 +11,7 @@ def pearson(a, b):
 
 
 def spearman(x, y):
-    """Rank correlation; tied values get their average rank."""
-    rx, ry = _ranks(np.asarray(x, float)), _ranks(np.asarray(y, float))
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _ranks(a):
-    ranks = np.empty(len(a))
-    ranks[a.argsort()] = np.arange(len(a))
-    for value in np.unique(a):
-        ranks[a == value] = ranks[a == value].mean()
-    return ranks
+    """Spearman's rank correlation of two 1-D sequences (scipy.stats.spearmanr): tied values get their average rank,
+    as the hand-written version this replaces did (same value to 1e-16); nan when either side is constant, and nan
+    when either holds a NaN (the old one ranked NaNs last and returned a number)."""
+    return float(spearmanr(np.asarray(x, float), np.asarray(y, float)).statistic)
