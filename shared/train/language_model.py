@@ -4,14 +4,13 @@ Training windows start at random offsets of the stream (drawn by a seeded genera
 only on the seed); evaluation uses fixed, non-overlapping windows. AdamW with linear warmup then linear decay to
 zero (the HF Trainer's 'linear' schedule the paper used, App G.2).
 """
-import sys
 import time
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
 from shared.io.runtime import generator
+from shared.train.progress import Progress
 from shared.train.schedules import linear_lr
 
 
@@ -59,7 +58,7 @@ def evaluate_lm(model, windows, batch_size=64):
     return (sum(losses) / len(windows)).item()
 
 
-def train_lm(model, train_tokens, val_windows, schedule, seed, device, progress=True):
+def train_lm(model, train_tokens, val_windows, schedule, seed, device, progress=True, label="lm"):
     """Train in place; return the history: one row per evaluation with step, tokens seen, train and validation
     loss and the training wall time so far (evaluation excluded)."""
     model.to(device).train()
@@ -68,7 +67,8 @@ def train_lm(model, train_tokens, val_windows, schedule, seed, device, progress=
     opt = torch.optim.AdamW(model.parameters(), lr=schedule.lr, betas=schedule.betas,
                             weight_decay=schedule.weight_decay)
     history, train_s, loss_sum, since = [], 0.0, torch.zeros((), device=device), 0
-    for step in tqdm(range(schedule.steps), desc="lm", file=sys.stderr, mininterval=10, disable=not progress):
+    bar = Progress(schedule.steps, label, enabled=progress)  # shared.train.progress: a bar on a terminal, else lines
+    for step in bar:
         t0 = time.perf_counter()
         for group in opt.param_groups:
             group["lr"] = linear_lr(schedule.lr, step, schedule.steps, schedule.warmup)
@@ -86,6 +86,7 @@ def train_lm(model, train_tokens, val_windows, schedule, seed, device, progress=
             history.append({"step": step + 1, "tokens": (step + 1) * schedule.batch_size * model.n_ctx,
                             "train_loss": loss_sum.item() / since, "val_loss": evaluate_lm(model, val_windows),
                             "train_seconds": train_s})
+            bar.set_loss(history[-1]["train_loss"])
             loss_sum.zero_()
             since = 0
     return history

@@ -1,16 +1,15 @@
 """Training a TopK sparse autoencoder (shared.nn.sae) as Pearce et al. (2025) App G.3 do."""
-import sys
 import time
 
 import torch
-from tqdm import tqdm
 
 from shared.io.runtime import generator
 from shared.nn.sae import TopKSAE
+from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
 
 
-def train_sae(acts, n_features, k, steps, batch_size, lr, seed, device, progress=True):
+def train_sae(acts, n_features, k, steps, batch_size, lr, seed, device, progress=True, label="sae"):
     """Train a TopK SAE on activations (N, d) with Adam and a cosine schedule; batches drawn by a seeded generator.
 
     b_dec starts at the mean activation. Returns (sae, history of (step, mse) every ~steps/20 steps).
@@ -24,7 +23,8 @@ def train_sae(acts, n_features, k, steps, batch_size, lr, seed, device, progress
     opt = torch.optim.Adam(sae.parameters(), lr=lr)  # no weight decay (the code's Adam, not App G's "AdamW")
     history, loss_sum, every = [], torch.zeros((), device=device), max(1, steps // 20)
     t0 = time.perf_counter()
-    for step in tqdm(range(steps), desc="sae", file=sys.stderr, mininterval=10, disable=not progress):
+    bar = Progress(steps, label, enabled=progress)  # shared.train.progress: a bar on a terminal, else plain lines
+    for step in bar:
         for group in opt.param_groups:
             group["lr"] = cosine_lr(lr, step, steps)
         x = acts[torch.randint(len(acts), (batch_size,), generator=g, device=device)]
@@ -37,5 +37,6 @@ def train_sae(acts, n_features, k, steps, batch_size, lr, seed, device, progress
         loss_sum += loss.detach()
         if (step + 1) % every == 0:
             history.append({"step": step + 1, "mse": loss_sum.item() / every})
+            bar.set_loss(history[-1]["mse"])
             loss_sum.zero_()
     return sae.eval().requires_grad_(False), {"history": history, "wall_seconds": time.perf_counter() - t0}

@@ -12,16 +12,15 @@ rate (`SeqRun.lr`), so that the rates of a sweep train in one stack: Adam's step
 rate, so the stack takes a step at rate 1 and each model keeps its own rate's fraction of it (the same step as
 training alone, up to rounding).
 """
-import sys
 import time
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from shared.data.sequence_tasks import sample, train_length
 from shared.io.runtime import generator
+from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
 from shared.train.stacked import Stack
 
@@ -53,15 +52,17 @@ class StepSchedule:
 
 
 
-def train_runs(models, runs, schedule, device, stacked=True):
+def train_runs(models, runs, schedule, device, stacked=True, label=None):
     """Train `models` ({name: module mapping tokens (B, T) to logits (B, T, states)}) in place, all of one
-    architecture; return {name: [{"step", "loss", "acc"}, ...]} logged every `log_every` steps."""
+    architecture; return {name: [{"step", "loss", "acc"}, ...]} logged every `log_every` steps. Progress
+    (shared.train.progress) is shown under `label` (default: "train N runs"; "run i of N" one after another)."""
     if sorted(models) != sorted(r.name for r in runs):
         raise ValueError("runs and models must name the same runs")
     if not stacked:
         history = {}
-        for run in runs:
-            history.update(train_runs({run.name: models[run.name]}, [run], schedule, device, stacked=True))
+        for i, run in enumerate(runs):
+            one = f"run {i + 1} of {len(runs)}" if label is None else f"{label}, run {i + 1} of {len(runs)}"
+            history.update(train_runs({run.name: models[run.name]}, [run], schedule, device, stacked=True, label=one))
         return history
     members = [models[r.name].to(device).train() for r in runs]
     net = Stack(members).to(device) if len(members) > 1 else None
@@ -74,8 +75,7 @@ def train_runs(models, runs, schedule, device, stacked=True):
     data_gens = [generator(r.seed) for r in runs]  # on CPU: the same sequences on every device
     length_gen = generator(schedule.length_seed)
     history = {r.name: [] for r in runs}
-    bar = tqdm(range(schedule.steps), desc=f"train {len(runs)} runs", file=sys.stderr, mininterval=10,
-               disable=not schedule.progress)
+    bar = Progress(schedule.steps, label or f"train {len(runs)} runs", enabled=schedule.progress)
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(base_lr, step, schedule.steps, schedule.min_lr_ratio)
@@ -104,7 +104,7 @@ def train_runs(models, runs, schedule, device, stacked=True):
             acc = (logits.detach().argmax(-1) == states).float().mean((1, 2))
             for r, loss, a in zip(runs, losses.detach().tolist(), acc.tolist()):
                 history[r.name].append({"step": step + 1, "loss": loss, "acc": a, "length": length})
-            bar.set_postfix(loss=f"{losses.detach().mean().item():.4f}", refresh=False)
+            bar.set_loss(losses.detach().mean().item())
     if net is not None:
         net.unstack_into(members)
     return history

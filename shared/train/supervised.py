@@ -7,15 +7,14 @@ seed, while each model's numbers stay those of training it alone (to float toler
 inputs share their first-layer matmul). AdamW (decoupled weight decay, one
 parameter group per model) with a cosine schedule stepped per epoch, as the paper's code does.
 """
-import sys
 import time
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from shared.io.runtime import generator
+from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
 
 
@@ -47,8 +46,9 @@ def noise_seed(seed):
     return 2 * seed + 1
 
 
-def train(models, runs, data, schedule, device):
+def train(models, runs, data, schedule, device, label=None):
     """Train `models` (dict name -> nn.Module) in place; return {name: [per-epoch metrics]}.
+    Progress (shared.train.progress) is shown under `label` (default: "train N runs").
 
     `data` holds float tensors x_train (N, D), x_test and int64 y_train, y_test. Batches drop the remainder
     (as `drop_last=True`); the test set is evaluated clean.
@@ -76,7 +76,7 @@ def train(models, runs, data, schedule, device):
         lr=schedule.lr, betas=schedule.betas, eps=schedule.eps,
     )
     history = {name: [] for name in names}
-    bar = tqdm(range(schedule.epochs), desc="train", file=sys.stderr, mininterval=10, disable=not schedule.progress)
+    bar = Progress(schedule.epochs, label or f"train {len(runs)} runs", unit="epoch", enabled=schedule.progress)
     for epoch in bar:
         lr = cosine_lr(schedule.lr, epoch, schedule.epochs)
         for group in optimizer.param_groups:
@@ -120,7 +120,7 @@ def train(models, runs, data, schedule, device):
             if name in test:
                 row["test_loss"], row["test_acc"] = test[name]
             history[name].append(row)
-        bar.set_postfix(loss=f"{sum(h[-1]['train_loss'] for h in history.values()) / len(names):.4f}")
+        bar.set_loss(sum(h[-1]['train_loss'] for h in history.values()) / len(names))
     return history
 
 

@@ -1,7 +1,9 @@
 """shared.train.supervised and shared.io.checkpoints on small synthetic data with the paper's ImageClassifier (CPU)."""
 import importlib.util
+import io
 import json
 import pickle
+import re
 import struct
 import sys
 from pathlib import Path
@@ -441,3 +443,61 @@ def test_atomic_path_cleans_up_on_error(tmp_path):
         tmp.write_text("done")
         assert not target.exists()  # only visible once the block finishes
     assert target.read_text() == "done" and list(tmp_path.iterdir()) == [target]
+
+
+# ---------------------------------------------------------------- progress: a bar on a terminal, plain lines in a log
+LINE = r"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ {label}, {unit} {done} of {total}(, loss \d+\.\d{{4}})?"
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _run(progress, losses=()):
+    for i in progress:
+        if i < len(losses):
+            progress.set_loss(losses[i])
+
+
+def test_progress_in_a_log_is_plain_timestamped_lines():
+    from shared.train.progress import Progress
+
+    log = io.StringIO()  # not a terminal, as a job's log file
+    _run(Progress(1000, "run 2 of 8", file=log, interval_s=3600), losses=[0.5] * 1000)
+    text = log.getvalue()
+    assert "\r" not in text
+    lines = text.splitlines()
+    assert len(lines) == 2  # after the first step and after the last: the interval keeps the rest out
+    for line, done in zip(lines, (1, 1000)):
+        assert re.fullmatch(LINE.format(label="run 2 of 8", unit="step", done=done, total=1000), line), line
+    assert lines[-1].endswith("run 2 of 8, step 1000 of 1000, loss 0.5000")
+
+
+def test_progress_lines_follow_the_interval_and_omit_an_unknown_loss():
+    from shared.train.progress import Progress
+
+    log = io.StringIO()
+    _run(Progress(5, "sae", file=log, interval_s=0))
+    lines = log.getvalue().splitlines()
+    assert [line.split(" ", 1)[1] for line in lines] == [f"sae, step {i} of 5" for i in range(1, 6)]
+
+
+def test_progress_on_a_terminal_is_a_tqdm_bar_and_disabled_is_silent():
+    from shared.train.progress import Progress
+
+    terminal = Terminal()
+    _run(Progress(3, "lm", file=terminal), losses=[1.0, 2.0, 3.0])
+    assert "\r" in terminal.getvalue() and "lm" in terminal.getvalue() and "3/3" in terminal.getvalue()
+    silent = io.StringIO()
+    _run(Progress(3, "lm", file=silent, enabled=False))
+    assert silent.getvalue() == ""
+
+
+def test_trainer_progress_in_a_log(data, capsys):
+    """train() with progress on, stderr captured (not a terminal): per-epoch lines, no carriage returns."""
+    models = {"a": build(0), "b": build(1)}
+    train(models, [Run("a", 0), Run("b", 1)], data, schedule(progress=True), CPU, label="run 1 of 1")
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert re.search(LINE.format(label="run 1 of 1", unit="epoch", done=3, total=3), err), err
