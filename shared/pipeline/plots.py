@@ -39,12 +39,14 @@ def pdf_path(path):
 
 
 def save(fig, path, dpi=110):
-    """Write the figure as a PNG at `path` and as a vector PDF beside it (same basename), each atomically."""
+    """Write the figure as a PNG at `path` and as a vector PDF beside it (same basename), each atomically. The saved
+    area grows to hold every label and title (bbox_inches="tight"), so none is clipped at the figure's edge."""
     fig.tight_layout()
+    kw = {"bbox_inches": "tight", "pad_inches": 0.08}
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=dpi)
+        fig.savefig(tmp, format="png", dpi=dpi, **kw)
     with atomic_path(pdf_path(path)) as tmp:
-        fig.savefig(tmp, format="pdf", metadata={"CreationDate": None})  # no date: same figure, same bytes
+        fig.savefig(tmp, format="pdf", metadata={"CreationDate": None}, **kw)  # no date: same figure, same bytes
     plt.close(fig)
 
 
