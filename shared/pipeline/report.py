@@ -270,7 +270,8 @@ body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em; color: 
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; position: sticky; top: 0; }
-td.id { font-family: monospace; white-space: nowrap; }
+td.id { font-family: monospace; width: 1%; min-width: 11em; }
+td.claim, td.explanation { min-width: 20em; }
 td.status { white-space: nowrap; font-weight: bold; }
 tr.PASS td.status { color: #176b2c; } tr.FAIL td.status { color: #b00020; } tr.NOT-RUN td.status { color: #666; }
 tr.FAIL { background: #fff3f3; }
@@ -288,10 +289,10 @@ def claims_html(title, tier, results, explanations):
         c = _claim_row(r)
         explained = plain(explanations.get(r.id) or (NO_EXPLANATION if r.status == FAIL else ""))
         rows.append(f'<tr class="{r.status.replace(" ", "-")}" id="claim-{esc(r.id)}">'
-                    f'<td class="id">{esc(r.id)}</td><td>{esc(c["kind"])}</td><td>{esc(c["statement"])}</td>'
+                    f'<td class="id">{esc(r.id)}</td><td>{esc(c["kind"])}</td><td class="claim">{esc(c["statement"])}</td>'
                     f'<td>{esc(c["source"])}</td><td>{esc(c["paper"])}</td><td>{esc(c["expected"])}</td>'
                     f'<td>{esc(c["reproduced"])}</td><td class="status">{esc(r.status)}</td><td>{esc(c["notes"])}</td>'
-                    f'<td>{esc(explained)}</td></tr>')
+                    f'<td class="explanation">{esc(explained)}</td></tr>')
     body = ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>") if rows else "<p>No claims listed in claims.yaml.</p>"
     summary = f"Tier {tier}, {len(results)} claims: {kind_counts_text(results)}."
