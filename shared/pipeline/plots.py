@@ -1,4 +1,4 @@
-"""Plotting helpers: a figure script's arguments, eigenvector images, atomic PNG writes."""
+"""Plotting helpers: a figure script's arguments, eigenvector images, atomic PNG + vector PDF writes."""
 import argparse
 
 import matplotlib
@@ -13,7 +13,7 @@ from shared.io.files import atomic_path  # noqa: E402
 def figure_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arrays", required=True, help=".npz written by the analysis")
-    parser.add_argument("--out", required=True, help="PNG to write")
+    parser.add_argument("--out", required=True, help="PNG to write (save() writes the same figure as a PDF beside it)")
     parser.add_argument("--title", default="", help="which analysis the arrays come from")
     args = parser.parse_args()
     with np.load(args.arrays) as f:
@@ -32,10 +32,21 @@ def show_vector(ax, vec, side=28, title=None):
         ax.set_title(title, fontsize=8)
 
 
-def save(fig, path):
+def pdf_path(path):
+    """The vector PDF written beside a figure's PNG: same folder, same basename."""
+    path = str(path)
+    return (path[:-4] if path.lower().endswith(".png") else path) + ".pdf"
+
+
+def save(fig, path, dpi=110):
+    """Write the figure as a PNG at `path` and as a vector PDF beside it (same basename), each atomically. The saved
+    area grows to hold every label and title (bbox_inches="tight"), so none is clipped at the figure's edge."""
     fig.tight_layout()
+    kw = {"bbox_inches": "tight", "pad_inches": 0.08}
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
+        fig.savefig(tmp, format="png", dpi=dpi, **kw)
+    with atomic_path(pdf_path(path)) as tmp:
+        fig.savefig(tmp, format="pdf", metadata={"CreationDate": None}, **kw)  # no date: same figure, same bytes
     plt.close(fig)
 
 

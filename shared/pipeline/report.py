@@ -1,4 +1,5 @@
-"""Render a paper's report (report.md, claims.csv, provenance.json) and the index of all reports.
+"""Render a paper's report (report.md, claims.csv, claims.html, claims.rst, provenance.json) and the index of all
+reports.
 
     python -m shared.pipeline.report render --paper P --tier quick --paper-dir replications/P \
         --metrics results/P/quick/metrics/*.json --figures reports/P/quick/figures/*.png \
@@ -8,14 +9,18 @@
 
 `render` copies the metrics files it scored into <out-dir>/metrics/ and the resolved config to <out-dir>/config.json,
 so that `rerender` can score an edited claims.yaml from a committed report without running anything again.
+claims.html (the full claims table) and claims.rst (a compact one, its caption) are what Snakemake's HTML report
+(`snakemake --report report.html`) shows of the claims beside the figures: report.md's table, as HTML.
 """
 import argparse
 import csv
+import html
 import io
 import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import yaml
@@ -51,6 +56,8 @@ KIND_NOTE = (
     "that a check can tell the difference."
 )
 PLURAL = {"finding": "findings", "identity": "identities", "control": "controls"}
+NO_EXPLANATION = ("**⚠️ NO EXPLANATION RECORDED** — add `if_fail` to this claim in claims.yaml or explain it in "
+                  "deviations.md (naming its id).")
 FIXED_BEFORE = "Expectations fixed before the first run"
 CHOSEN_AFTER = "Analysis choices made after seeing results"
 
@@ -102,7 +109,7 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
     config = _read_config(config_path) if config_path else None
     prov = provenance.collect(
-        config, seeds=_gather(infos, config, ("seeds", "seed")), device=_gather(infos, config, ("device",)),
+        config, seeds=_gather(infos, config, ("seeds", "seed")), device=devices_that_ran(infos, config),
         extra={"paper": paper, "tier": tier, "config_path": str(config_path) if config_path else None,
                "metrics_info": {name: _without_code(info) for name, info in infos.items()},
                "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
@@ -113,11 +120,18 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         shutil.copyfile(config_path, out_dir / "config.json")
     write_csv(out_dir / "claims.csv", [r.as_row() for r in results])
     write_json(out_dir / "provenance.json", prov)
+    explanations = {r.id: explanation(r, paper_dir) for r in results if r.status == FAIL}
+    for cid, text in explanations.items():
+        if text is None:  # shown in the report, and said in the job's log
+            print(f"warning: {paper} ({tier}): claim {cid} FAILs and has no explanation: give it an `if_fail` in "
+                  "claims.yaml or name it in deviations.md", file=sys.stderr)
+    write_text(out_dir / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
+    write_text(out_dir / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
     sections = [
         _summary(claims_doc, tier, results, paper_dir),
         _claims_table(tier, results),
         _figures(paper_dir, out_dir, figure_paths),
-        _deviations(paper_dir, results),
+        _deviations(paper_dir, results, explanations),
         _all_metrics(metrics),
         _provenance(prov),
     ]
@@ -163,6 +177,20 @@ def _without_code(info):
 def _read_config(path):
     text = Path(path).read_text()
     return json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+
+
+def devices_that_ran(infos, config=None):
+    """The devices the jobs ran on, as their metrics files (from the checkpoint's metadata) recorded them. The config's
+    request ('auto', say) is only shown, marked as such, when no job recorded one."""
+    devices = _gather(infos, None, ("device",))
+    trained = [info["trained"].get("device") for info in infos.values() if isinstance(info.get("trained"), dict)]
+    for device in trained:
+        if device is not None and device not in (devices or []):
+            devices = [*(devices or []), device]
+    if devices:
+        return devices
+    requested = (config or {}).get("device") if isinstance(config, dict) else None
+    return [f"{requested} (requested in the config; no job recorded the device it ran on)"] if requested else None
 
 
 def _gather(infos, config, keys):
@@ -222,12 +250,124 @@ def deviation_sections(paper_dir):
 def _claims_table(tier, results):
     rows = []
     for r in results:
-        notes = "; ".join(x for x in (r.note, r.reason) if x)
-        paper_value = (r.as_row()["paper_value"] or "—") + (" (secondary)" if r.secondary else "")
-        rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(r.statement), cell(r.source), cell(paper_value),
-                     cell(r.expected or "—"), cell(r.reproduced or "—"), STATUS_BADGE[r.status], cell(notes)])
+        c = _claim_row(r)
+        rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(r.statement), cell(r.source), cell(c["paper"]),
+                     cell(c["expected"]), cell(c["reproduced"]), STATUS_BADGE[r.status], cell(c["notes"])])
     headers = ["ID", "Kind", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes"]
     return "## Claims\n\n" + (table(headers, rows) if rows else "_No claims listed in claims.yaml._")
+
+
+def _claim_row(r):
+    """The cells report.md's claims table shows for one result (plain text)."""
+    paper_value = (r.as_row()["paper_value"] or "—") + (" (secondary)" if r.secondary else "")
+    return {"id": r.id, "kind": r.kind, "statement": r.statement, "source": r.source, "paper": paper_value,
+            "expected": r.expected or "—", "reproduced": r.reproduced or "—", "status": r.status,
+            "notes": "; ".join(x for x in (r.note, r.reason) if x)}
+
+
+HTML_STYLE = """
+body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em; color: #222; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
+th { background: #f3f3f3; position: sticky; top: 0; }
+td.id { font-family: monospace; width: 1%; min-width: 11em; }
+td.claim, td.explanation { min-width: 20em; }
+td.status { white-space: nowrap; font-weight: bold; }
+tr.PASS td.status { color: #176b2c; } tr.FAIL td.status { color: #b00020; } tr.NOT-RUN td.status { color: #666; }
+tr.FAIL { background: #fff3f3; }
+p.note { color: #555; }
+"""
+
+
+def claims_html(title, tier, results, explanations):
+    """report.md's claims table (and each FAIL's explanation) as a standalone HTML page, for the HTML report."""
+    esc = lambda value: html.escape("" if value is None else str(value))
+    head = ["ID", "Kind", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes",
+            "Explanation of a FAIL"]
+    rows = []
+    for r in results:
+        c = _claim_row(r)
+        explained = plain(explanations.get(r.id) or (NO_EXPLANATION if r.status == FAIL else ""))
+        rows.append(f'<tr class="{r.status.replace(" ", "-")}" id="claim-{esc(r.id)}">'
+                    f'<td class="id">{esc(r.id)}</td><td>{esc(c["kind"])}</td><td class="claim">{esc(c["statement"])}</td>'
+                    f'<td>{esc(c["source"])}</td><td>{esc(c["paper"])}</td><td>{esc(c["expected"])}</td>'
+                    f'<td>{esc(c["reproduced"])}</td><td class="status">{esc(r.status)}</td><td>{esc(c["notes"])}</td>'
+                    f'<td class="explanation">{esc(explained)}</td></tr>')
+    body = ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>\n"
+            + "\n".join(rows) + "\n</tbody></table>") if rows else "<p>No claims listed in claims.yaml.</p>"
+    summary = f"Tier {tier}, {len(results)} claims: {kind_counts_text(results)}."
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Claims: {esc(title)} ({esc(tier)})'
+            f"</title><style>{HTML_STYLE}</style></head><body>\n<h1>Claims: {esc(title)}</h1>\n<p>{esc(summary)} "
+            f"{esc(KIND_NOTE)}</p>\n" + (f'<p class="note">{esc(QUICK_DISCLAIMER)}</p>\n' if tier == "quick" else "")
+            + body + "\n</body></html>\n")
+
+
+def plain(text):
+    """Markdown's bold and code marks dropped (for the HTML and reStructuredText tables)."""
+    return re.sub(r"`([^`]*)`", r"\1", ("" if text is None else str(text)).replace("**", ""))
+
+
+RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>])")
+
+
+def rst_text(value):
+    """Plain text as reStructuredText inline text: markup characters escaped, one line."""
+    return RST_SPECIAL.sub(r"\\\1", " ".join(("" if value is None else str(value)).split())) or "—"
+
+
+def claims_rst(title, tier, results, explanations):
+    """A compact claims table in reStructuredText (id, kind, status, reproduced against expected), then each FAIL's
+    explanation: the caption of claims.html in Snakemake's HTML report, rendered without warnings by docutils."""
+    lines = [f"Claims of *{rst_text(title)}*, tier **{tier}**: {rst_text(kind_counts_text(results))}. The full table "
+             "(statements, sources, notes) is this entry's file.", ""]
+    if results:
+        lines += [".. list-table::", "   :header-rows: 1", "", "   * - ID", "     - Kind", "     - Status",
+                  "     - Reproduced", "     - Expected", ""]
+        for r in results:
+            c = _claim_row(r)
+            lines += [f"   * - {rst_text(r.id)}", f"     - {rst_text(r.kind)}", f"     - {rst_text(r.status)}",
+                      f"     - {rst_text(c['reproduced'])}", f"     - {rst_text(c['expected'])}"]
+        lines.append("")
+    fails = [r for r in results if r.status == FAIL]
+    if fails:
+        lines += ["Failed claims and their explanations:", ""]
+        for r in fails:
+            lines.append(f"- **FAIL {rst_text(r.id)}**: {rst_text(plain(explanations.get(r.id) or NO_EXPLANATION))}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+class ReportText:
+    """A text file a job wrote, read only when Snakemake's HTML report is built (in a caption: `{{
+    snakemake.params.<name>.text }}`). Its str() is its path, which is what the report's job parameters list shows."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __str__(self):
+        return self.path
+
+    @property
+    def text(self):
+        return Path(self.path).read_text()
+
+
+class FigureCaption(ReportText):
+    """A figure's caption file (captions/<figure>.rst: a title line, then the caption in reStructuredText), for
+    the figure rule: `.title` labels the figure in the HTML report, `.body` is its caption there."""
+
+    @property
+    def title(self):
+        return _caption(Path(self.path))[0] or Path(self.path).stem
+
+    @property
+    def body(self):
+        return _caption(Path(self.path))[1]
+
+
+def figure_title(paper_dir, fig):
+    """The title line of captions/<fig>.rst, else the figure's name."""
+    return _caption(Path(paper_dir) / "captions" / f"{fig}.rst")[0] or fig
 
 
 def _figures(paper_dir, out_dir, figure_paths):
@@ -263,7 +403,40 @@ def _all_metrics(metrics):
     return f"## All metrics of this run\n\n<details><summary>{len(rows)} values</summary>\n\n{body}\n\n</details>"
 
 
-def _deviations(paper_dir, results):
+def explanation(result, paper_dir):
+    """Why a FAIL failed: the claim's `if_fail`, else the deviations.md bullet(s) or paragraph(s) that name its id
+    (quoted, with their section), else None. The section on when expectations were fixed names ids only to date
+    their thresholds, so it explains nothing."""
+    if result.if_fail:
+        return result.if_fail
+    found = []
+    for title, body in deviation_sections(paper_dir).items():
+        if title == FIXED_BEFORE:
+            continue
+        for block in _blocks(body):
+            if re.search(rf"(?<![A-Za-z0-9_.-]){re.escape(result.id)}(?![A-Za-z0-9_-])", block):
+                found.append((title, " ".join(block.split())))
+    if not found:
+        return None
+    return " ".join(f"deviations.md, section '{title}': {text}" for title, text in found[:2])
+
+
+def _blocks(body):
+    """A deviations section's top-level bullets (each with its sub-bullets) or paragraphs."""
+    blocks, current = [], []
+    for line in body.splitlines():
+        starts = line.startswith(("- ", "* ")) or (not line.strip())
+        if starts and current:
+            blocks.append("\n".join(current))
+            current = []
+        if line.strip():
+            current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _deviations(paper_dir, results, explanations=None):
     parts = ["## Deviations from the paper"]
     hand_written = paper_dir / "deviations.md"
     if hand_written.is_file():
@@ -272,12 +445,11 @@ def _deviations(paper_dir, results):
     fails = [r for r in results if r.status == FAIL]
     if not fails:
         parts.append("No claim failed at this tier.")
+    explanations = explanations if explanations is not None else {r.id: explanation(r, paper_dir) for r in fails}
     for r in fails:
-        explanation = r.if_fail or ("**⚠️ NO EXPLANATION RECORDED** — add `if_fail` to this claim in "
-                                    "claims.yaml or explain it in deviations.md.")
         parts.append(f"- **FAIL `{r.id}`** ({r.source}): {r.statement}\n"
                      f"  - measured: {r.reproduced or '—'}; expected: {r.expected}; {r.reason or 'check failed'}\n"
-                     f"  - explanation: {explanation}")
+                     f"  - explanation: {explanations.get(r.id) or NO_EXPLANATION}")
     return "\n\n".join(parts)
 
 

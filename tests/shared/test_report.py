@@ -230,3 +230,73 @@ def test_rerender_keeps_skipped_analyses_not_run(project):
     assert rerendered["gpu-only"] == ("NOT RUN", "needs a GPU")
     assert rerendered["full-only"][0] == "PASS"
     assert [p.name for p in (out / "metrics").iterdir()] == ["acc.json"]
+
+
+def rst_problems(text):
+    """docutils' system messages of level >= warning while rendering `text` (an empty string when clean)."""
+    import io
+
+    import docutils.core
+
+    stream = io.StringIO()
+    docutils.core.publish_parts(text, writer="html", settings_overrides={
+        "warning_stream": stream, "report_level": 2, "halt_level": 5, "file_insertion_enabled": False,
+        "raw_enabled": False})
+    return stream.getvalue()
+
+
+def test_claims_table_as_html_and_rst_for_the_html_report(project):
+    render_tier(project, "quick")
+    out = project / "reports" / "toy" / "quick"
+    page = (out / "claims.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Toy paper | with a pipe" in page
+    for cid, status in (("good", "PASS"), ("bad", "FAIL"), ("unexplained", "FAIL"), ("gpu-only", "NOT RUN")):
+        assert f'<tr class="{status.replace(" ", "-")}" id="claim-{cid}">' in page
+    assert "too few epochs at quick tier" in page and "a | b" in page
+    rst = (out / "claims.rst").read_text()
+    assert not rst_problems(rst), rst_problems(rst)  # pipes, stars and underscores escaped
+    body = __import__("docutils.core").core.publish_parts(rst, writer="html")["body"]
+    assert "gpu-only" in body and "too few epochs at quick tier" in body and "FAIL unexplained" in body
+
+
+def test_a_fail_named_in_deviations_is_explained_there(project):
+    deviations = project / "replications" / "toy" / "deviations.md"
+    deviations.write_text(deviations.read_text() + "\n## Known gaps\n\n- **The missing metric** (`unexplained`) is"
+                          " not computed yet.\n  - It needs a second analysis.\n\n- Something else (`good-ish`).\n")
+    render_tier(project, "quick")
+    md = (project / "reports" / "toy" / "quick" / "report.md").read_text()
+    assert "NO EXPLANATION RECORDED" not in md
+    assert ("explanation: deviations.md, section 'Known gaps': - **The missing metric** (`unexplained`) is not "
+            "computed yet. - It needs a second analysis.") in md
+    assert "good-ish" not in md.split("### Failed claims in this run")[1]
+
+
+def test_provenance_shows_the_device_that_ran_not_the_request(project):
+    metrics = project / "results" / "quick" / "metrics"
+    (project / "results" / "quick" / "config.json").write_text(json.dumps({"epochs": 40, "device": "auto"}))
+    render_tier(project, "quick")
+    prov = json.loads((project / "reports" / "toy" / "quick" / "provenance.json").read_text())
+    assert prov["device"] == ["cpu"]  # spectra.json's info recorded it; the config's 'auto' is not a device
+    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {
+        "device": "cuda:0 (NVIDIA H100)", "trained": {"device": "cuda:0 (NVIDIA H100)", "git_commit": None,
+                                                      "git_dirty": None, "config_hash": "x", "timestamp_utc": "t"}}}))
+    render_tier(project, "quick")
+    md = (project / "reports" / "toy" / "quick" / "report.md").read_text()
+    assert "- Device: cuda:0 (NVIDIA H100)\n" in md and "auto" not in md.split("## Provenance")[1].split("\n")[5]
+    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {}}))
+    render_tier(project, "quick")
+    md = (project / "reports" / "toy" / "quick" / "report.md").read_text()
+    assert "- Device: auto (requested in the config; no job recorded the device it ran on)" in md
+
+
+def test_save_writes_png_and_vector_pdf(tmp_path):
+    from shared.pipeline.plots import pdf_path, save, subplots
+
+    fig, axes = subplots(1, 1)
+    axes[0, 0].plot([0, 1], [1, 0])
+    save(fig, tmp_path / "curve--ns.png")
+    assert (tmp_path / "curve--ns.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pdf = (tmp_path / "curve--ns.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and b"/Subtype /Image" not in pdf  # drawn as vectors, not an embedded bitmap
+    assert pdf_path("a/b--c.png") == "a/b--c.pdf" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "curve--ns.pdf", "curve--ns.png"]

@@ -4,7 +4,8 @@
 import os
 import sys
 
-from shared.pipeline.paper import Caption, path_args, step_shell
+from shared.pipeline.paper import path_args, step_shell
+from shared.pipeline.report import FigureCaption, ReportText, figure_title
 
 P = config["paper"]
 
@@ -54,22 +55,26 @@ rule figure:
         code=lambda w: P.code(f"plot_{w.fig}"),
         arrays=P.out("analysis/{ns}.npz"),
     output:
-        # Snakemake captions cannot name a file by wildcards: one Jinja caption shows the paper's caption text,
-        # read when the HTML report is built (a Caption is no rerun trigger: editing it re-renders only the report)
-        report(
+        # Snakemake captions cannot name a file by wildcards: one Jinja caption shows the body of the paper's
+        # captions/<fig>.rst, read when the HTML report is built (a FigureCaption is no rerun trigger: editing it
+        # re-renders only the report); the report lists the figure by that caption's title and its analysis
+        png=report(
             f"{P.reports}/figures/{{fig}}--{{ns}}.png",
             caption="figure_caption.rst",
             category=P.name,
             subcategory="{ns}",
+            labels=lambda w: {"figure": figure_title(P.dir, w.fig), "analysis": w.ns},
         ),
+        # the same figure as a vector PDF (plots.save writes both)
+        pdf=f"{P.reports}/figures/{{fig}}--{{ns}}.pdf",
     log:
         P.log("figure_{fig}--{ns}"),
     params:
         python=sys.executable,
         module=lambda w: P.module_name(f"plot_{w.fig}"),
-        caption=lambda w: Caption(f"{P.dir}/captions/{w.fig}.rst"),
+        caption=lambda w: FigureCaption(f"{P.dir}/captions/{w.fig}.rst"),
     shell:
-        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output:q} --title {wildcards.ns} "
+        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output.png:q} --title {wildcards.ns} "
         "> {log:q} 2>&1"
 
 
@@ -82,9 +87,19 @@ rule report:
         metrics=P.metrics(),
         figures=P.figures(),
     output:
-        f"{P.reports}/report.md",
-        f"{P.reports}/claims.csv",
-        f"{P.reports}/provenance.json",
+        md=f"{P.reports}/report.md",
+        csv=f"{P.reports}/claims.csv",
+        provenance=f"{P.reports}/provenance.json",
+        # the claims table in Snakemake's HTML report, beside the figures: the full table as the entry's file, a
+        # compact one (claims.rst, with each FAIL's explanation) as its caption
+        claims_html=report(
+            f"{P.reports}/claims.html",
+            caption="claims_caption.rst",
+            category=P.name,
+            subcategory=f"claims ({P.tier} tier)",
+            labels={"table": "scored claims", "tier": P.tier},
+        ),
+        claims_rst=f"{P.reports}/claims.rst",
     log:
         P.log("report"),
     params:
@@ -92,8 +107,9 @@ rule report:
         skipped=P.params(P.skipped),
         name=P.name,
         tier=P.tier,
-        out_dir=lambda w, output: os.path.dirname(output[0]),
+        out_dir=lambda w, output: os.path.dirname(output.md),
         paper_dir=lambda w, input: os.path.dirname(input.claims),
+        claims_table=ReportText(f"{P.reports}/claims.rst"),
     shell:
         "{params.python:q} -m shared.pipeline.report render --paper {params.name} --tier {params.tier} "
         "--paper-dir {params.paper_dir:q} --metrics {input.metrics} --figures {input.figures} --out-dir {params.out_dir:q} "
