@@ -10,6 +10,7 @@ other checks are dry runs against that copy, so they cost a workflow parse each:
 """
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,7 +154,17 @@ def test_check_claims_exit_code(paper):
 @pytest.mark.parametrize("profile", ["default", "full", "slurm"])
 def test_full_tier_plans_with_each_profile(paper, profile):
     name, repo, _ = paper
-    args = ["--config", "tier=full"] if profile == "default" else ["--profile", f"profiles/{profile}"]
-    out = dry_run(repo, name, *args)
+    if profile == "slurm":
+        # as README.md writes it, without --cores (Snakemake would cap every job's threads at it); on CPU nodes
+        # (accelerator=cpu) no job asks for a GPU, and no job gets a partition, CPUs or GRES from the profile
+        for extra in ([], ["--config", "accelerator=cpu"]):
+            proc = snakemake(repo, "-n", name, "--profile", "profiles/slurm", *extra)
+            out = proc.stdout + proc.stderr
+            assert proc.returncode == 0, out[-3000:]
+            assert not re.search(r"slurm_partition|cpus_per_task|gres", out), out[-3000:]
+        assert "gpu=1" not in out
+    else:
+        args = ["--config", "tier=full"] if profile == "default" else ["--profile", f"profiles/{profile}"]
+        out = dry_run(repo, name, *args)
     assert f"reports/{name}/full/report.md" in out
     assert f"{name}_report" in planned_rules(out)
