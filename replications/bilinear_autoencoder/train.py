@@ -12,6 +12,7 @@ from shared.io.runtime import seed_everything
 from shared.nn.bae import BilinearAutoencoder
 from shared.pipeline.run import start_run
 from shared.train.muon import Muon
+from shared.train.progress import Progress
 from shared.train.sae import train_sae
 
 from .common import bae_spec, build, topk_spec
@@ -23,7 +24,7 @@ def optimizer(model, tcfg):
     return torch.optim.Adam(model.parameters(), lr=tcfg["lr"])
 
 
-def train_bae(acts, spec, tcfg, rng, device):
+def train_bae(acts, spec, tcfg, rng, device, label):
     """One bilinear autoencoder: linear decay of the learning rate to 0, the sparsity penalty ramped in over
     `penalty_warmup` of the steps (the released code: 256 of 1,024 steps). `rng` draws the batches."""
     seed_everything(spec["seed"])  # the init: the run's seed itself
@@ -31,7 +32,8 @@ def train_bae(acts, spec, tcfg, rng, device):
     opt = optimizer(model, tcfg)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1 - step / tcfg["steps"])
     warmup, history = max(1, round(tcfg["penalty_warmup"] * tcfg["steps"])), []
-    for step in range(tcfg["steps"]):
+    bar = Progress(tcfg["steps"], label)  # a bar on a terminal, timestamped lines in a log file
+    for step in bar:
         batch = acts[torch.randint(len(acts), (tcfg["batch_size"],), generator=rng)].to(device)
         loss, parts = model.loss(batch, alpha=spec["alpha"], warmup=min(1.0, (step + 1) / warmup))
         opt.zero_grad(set_to_none=True)
@@ -40,6 +42,7 @@ def train_bae(acts, spec, tcfg, rng, device):
         schedule.step()
         if (step + 1) % tcfg["log_every"] == 0 or step + 1 == tcfg["steps"]:
             history.append({"step": step + 1, **{k: float(v) for k, v in parts.items()}})
+            bar.set_loss(loss)
     return model.cpu().eval().requires_grad_(False), history
 
 
@@ -50,10 +53,11 @@ def main():
     acts = torch.from_numpy(arrays["x_train"]).float()
     d, topk = acts.shape[1], p["topk"]
     models, histories, specs = {}, {}, []
-    for r in p["runs"]:
+    for i, r in enumerate(p["runs"]):
         spec = bae_spec(r, d, p["expansion"], p["bottleneck"])
         rng = run.generator(spec["seed"], "batches")
-        models[spec["name"]], histories[spec["name"]] = train_bae(acts, spec, p["train"], rng, run.device)
+        label = f"run {i + 1} of {len(p['runs'])} ({spec['name']})"
+        models[spec["name"]], histories[spec["name"]] = train_bae(acts, spec, p["train"], rng, run.device, label)
         specs.append(spec)
         print(spec["name"], histories[spec["name"]][-1], flush=True)
     for k in topk["ks"]:

@@ -9,6 +9,7 @@ import torch
 from shared.io.files import write_json
 from shared.io.runtime import generator, seed_everything
 from shared.pipeline.run import start_run
+from shared.train.progress import Progress
 
 from .common import as_float, load_data
 from .model import build
@@ -41,8 +42,8 @@ def main():
     x_train = data["x_train"]
     held_out = as_float(data["x_test"][: tcfg["batch_size"]], scale).to(device)
 
-    history = []
-    for step in range(1, tcfg["steps"] + 1):
+    history, bar = [], Progress(tcfg["steps"], spec["name"])  # a bar on a terminal, timestamped lines in a log file
+    for step in (i + 1 for i in bar):
         model.train()
         x1 = as_float(x_train[torch.randint(len(x_train), (tcfg["batch_size"],), generator=rng)], scale).to(device)
         loss, terms = batch_losses(model, kind, x1, rng, tcfg, device)
@@ -57,7 +58,7 @@ def main():
                 _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg, device)
             history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms.items()},
                             **{f"test_{k}": v.item() for k, v in test_terms.items()}})
-            print(history[-1], flush=True)
+            bar.set_loss(loss)
     meta = run.save(run.args.checkpoint, {spec["name"]: model.cpu()}, [spec], experiment=kind)
     write_json(run.args.history, {**meta, "history": history})
     print(f"{spec['name']}: {tcfg['steps']} steps, {meta['wall_seconds']:.1f} s on {meta['device']}")
