@@ -315,6 +315,18 @@ def rst_text(value):
     return RST_SPECIAL.sub(r"\\\1", " ".join(("" if value is None else str(value)).split())) or "—"
 
 
+def rst_problems(text):
+    """docutils' system messages of level >= warning for `text`, as Snakemake's HTML report would show them in an
+    error box ('' when clean). docutils comes with Snakemake, which renders captions with it."""
+    import docutils.core
+
+    stream = io.StringIO()
+    docutils.core.publish_parts(text, writer="html", settings_overrides={
+        "warning_stream": stream, "report_level": 2, "halt_level": 5, "file_insertion_enabled": False,
+        "raw_enabled": False})
+    return stream.getvalue()
+
+
 def claims_rst(title, tier, results, explanations):
     """A compact claims table in reStructuredText (id, kind, status, reproduced against expected), then each FAIL's
     explanation: the caption of claims.html in Snakemake's HTML report, rendered without warnings by docutils."""

@@ -7,14 +7,13 @@
     without a warning too.
 """
 import csv
-import io
 
 import docutils.core
 import pytest
 
 from shared.pipeline.claims import FAIL, load_claims, load_metrics, score
 from shared.pipeline.paper import discover_papers
-from shared.pipeline.report import _caption, claims_rst, explanation
+from shared.pipeline.report import _caption, claims_rst, explanation, rst_problems
 from shared.pipeline.scratch import ROOT
 from shared.pipeline.tiers import TIERS
 
@@ -24,14 +23,6 @@ PAPER_DIRS["template"] = TEMPLATE
 CAPTIONS = sorted(p for d in PAPER_DIRS.values() for p in (d / "captions").glob("*.rst"))
 REPORTS = sorted(ROOT.glob("reports/*/*/claims.csv"))
 
-
-def rst_problems(text):
-    """docutils' system messages of level >= warning (2) for `text`, as one string ('' when clean)."""
-    stream = io.StringIO()
-    docutils.core.publish_parts(text, writer="html", settings_overrides={
-        "warning_stream": stream, "report_level": 2, "halt_level": 5, "file_insertion_enabled": False,
-        "raw_enabled": False})
-    return stream.getvalue()
 
 
 @pytest.mark.parametrize("path", CAPTIONS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
@@ -60,6 +51,12 @@ def test_every_committed_fail_is_explained(csv_path):
     assert not unexplained, (
         f"{paper} ({tier}): these claims FAIL with no explanation; give each an `if_fail` in claims.yaml (what the "
         f"failure means, from deviations.md where it says) or name its id in deviations.md: {unexplained}")
+
+
+def test_no_committed_report_prints_no_explanation():
+    unexplained = [p.relative_to(ROOT).as_posix() for p in sorted(ROOT.glob("reports/**/*.md"))
+                   if "NO EXPLANATION RECORDED" in p.read_text()]
+    assert REPORTS and not unexplained, f"reports with an unexplained FAIL: {unexplained}"
 
 
 @pytest.mark.parametrize("report_dir", [p.parent for p in REPORTS if (p.parent / "metrics").is_dir()],

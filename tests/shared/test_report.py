@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from shared.pipeline import cli
-from shared.pipeline.report import index, render, rerender
+from shared.pipeline.report import index, render, rerender, rst_problems
 
 CLAIMS = {
     "paper": "toy",
@@ -231,18 +231,6 @@ def test_rerender_keeps_skipped_analyses_not_run(project):
     assert rerendered["full-only"][0] == "PASS"
     assert [p.name for p in (out / "metrics").iterdir()] == ["acc.json"]
 
-
-def rst_problems(text):
-    """docutils' system messages of level >= warning while rendering `text` (an empty string when clean)."""
-    import io
-
-    import docutils.core
-
-    stream = io.StringIO()
-    docutils.core.publish_parts(text, writer="html", settings_overrides={
-        "warning_stream": stream, "report_level": 2, "halt_level": 5, "file_insertion_enabled": False,
-        "raw_enabled": False})
-    return stream.getvalue()
 
 
 def test_claims_table_as_html_and_rst_for_the_html_report(project):
