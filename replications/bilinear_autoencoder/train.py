@@ -42,7 +42,7 @@ def train_bae(acts, spec, tcfg, rng, device, label):
         schedule.step()
         if (step + 1) % tcfg["log_every"] == 0 or step + 1 == tcfg["steps"]:
             history.append({"step": step + 1, **{k: float(v) for k, v in parts.items()}})
-            bar.set_loss(loss)
+            bar.set_loss(loss.item())
     return model.cpu().eval().requires_grad_(False), history
 
 

@@ -58,7 +58,7 @@ def main():
                 _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg, device)
             history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms.items()},
                             **{f"test_{k}": v.item() for k, v in test_terms.items()}})
-            bar.set_loss(loss)
+            bar.set_loss(loss.item())
     meta = run.save(run.args.checkpoint, {spec["name"]: model.cpu()}, [spec], experiment=kind)
     write_json(run.args.history, {**meta, "history": history})
     print(f"{spec['name']}: {tcfg['steps']} steps, {meta['wall_seconds']:.1f} s on {meta['device']}")
