@@ -7,7 +7,7 @@ args, arrays = figure_args()
 pairs = [(k, f"{k}_gamma", f"{k}_star") for k in ("iso", "noniso", "relu") if f"{k}_gamma" in arrays]
 titles = {"iso": ("isotropic: learned", "eta* I"), "noniso": ("Sigma: learned", "eta* Sigma^-1"),
           "relu": ("ReLU targets: learned", "eta_f I")}
-fig, axes = subplots(2, len(pairs), size=2.4)
+fig, axes = subplots(2, len(pairs), size=2.6)
 for col, (key, learned, star) in enumerate(pairs):
     scale = np.abs(arrays[star]).max()
     for row, (name, title) in enumerate(zip((learned, star), titles[key])):
@@ -16,6 +16,6 @@ for col, (key, learned, star) in enumerate(pairs):
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(title, fontsize=8)
-    fig.colorbar(im, ax=axes[:, col].tolist(), shrink=0.6)
+    fig.colorbar(im, ax=axes[1, col], orientation="horizontal", fraction=0.08, pad=0.04)
 fig.suptitle(args.title, fontsize=9)
 save(fig, args.out)
