@@ -2,12 +2,11 @@
 import pytest
 import torch
 
+from replications.lsa_one_step_gd import common, model, train
 from shared.data.icl_regression import embed
 from shared.nn import icl_baselines as bl
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import load_papers
-
-from replications.lsa_one_step_gd import common, model, train
 
 PAPER = "lsa_one_step_gd"
 
