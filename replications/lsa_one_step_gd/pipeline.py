@@ -10,7 +10,7 @@ from shared.pipeline.paper import Analysis, Resources
 EXPERIMENTS = ("iso", "noniso", "relu")
 
 RESOURCES = {
-    "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=240),
+    "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=480),  # full iso: 300 runs of 20k steps
     "analyze": Resources(gpu=False, threads=4, mem_mb=8000, runtime=60),
 }
 

@@ -1,5 +1,7 @@
 """Train every run of one experiment (iso, noniso or relu): a one-layer LSA per run spec, Adam with a cosine
-schedule on fresh prompts each step (population loss), float32. One safetensors checkpoint and its history."""
+schedule on fresh prompts each step (population loss), float32. One safetensors checkpoint and its history.
+The prompts are drawn on the run's device (a CUDA generator on a GPU: sampling 4096 prompts a step on the CPU would
+dominate the full tier), so CPU and GPU runs see different prompts; each is deterministic given its seed."""
 import math
 
 import torch
@@ -40,7 +42,7 @@ def main():
     for spec in runs:
         seed_everything(run.seed(spec["seed"], "init"))
         model = build(spec)
-        gen = run.generator(spec["seed"], f"prompts/{spec['name']}")
+        gen = run.generator(spec["seed"], f"prompts/{spec['name']}", run.device)  # prompts drawn where the model is
         history[spec["name"]] = train_one(model, spec, p, gen, run.device)
         models[spec["name"]] = model.cpu()
         print(f"{spec['name']}: final loss {history[spec['name']][-1]['loss']:.4f}", flush=True)
