@@ -4,8 +4,6 @@ The model is the setting's at init (seed `noise_seed`, as the code's seed 1). Ta
 (skewness, excess kurtosis, p99/median) are compared with those of the norms of Gaussian vectors with the noise
 vectors' empirical mean and covariance (shared.train.diagnostics.gaussian_surrogate_norms).
 """
-import numpy as np
-import torch
 
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run, write_metrics
@@ -32,10 +30,10 @@ def main():
     metrics = {**noise, **{f"surrogate_{k}": v for k, v in gauss.items()},
                "kurtosis_gap": noise["excess_kurtosis"] - gauss["excess_kurtosis"],
                "skewness_gap": noise["skewness"] - gauss["skewness"]}
-    write_metrics(args_path := run.args.metrics, metrics, info={"samples": p["noise_samples"], "B": p["noise_batch"],
-                                                                "full_batch": p["noise_full_batch"]},
+    write_metrics(run.args.metrics, metrics, info={"samples": p["noise_samples"], "B": p["noise_batch"],
+                                                        "full_batch": p["noise_full_batch"]},
                   arrays={"norms": norms.cpu().numpy(), "surrogate": surrogate.numpy()}, arrays_path=run.args.arrays)
-    print(args_path, metrics)
+    print(metrics)
 
 
 if __name__ == "__main__":

@@ -73,7 +73,8 @@ def main():
             seed_everything(run.seed(seed, "init"))  # both optimisers start from the same init
             model = build(spec).to(run.device)
             history[spec["name"]] = train_one(model, opt_name, s, p, seed, run)
-            models[spec["name"]], _ = model.cpu(), specs.append(spec)
+            models[spec["name"]] = model.cpu()
+            specs.append(spec)
     final = {name: h["test_loss"][-1] for name, h in history.items()}
     meta = run.save(run.args.checkpoint, models, specs, experiment=p["name"], final=final)
     write_json(run.args.history, {**meta, "history": history})
