@@ -1,0 +1,71 @@
+"""The model's exact one-step-GD identity, the config checks, and a tiny training run (seconds)."""
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import load_papers
+
+from replications.linear_attention_optimization.common import loss_fn, sampler
+from replications.linear_attention_optimization.model import build
+
+PAPER = "linear_attention_optimization"
+
+
+def _load(override, tier="quick"):
+    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
+
+
+@pytest.mark.parametrize("tier", ["quick", "full"])
+def test_committed_tiers_load(tier):
+    assert _load({}, tier).cfg["tier"] == tier
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"steps": 10**12}, "steps"), ({"batch": 10**9}, "batch"),
+    ({"settings": {"normal": {"layers": 10**6}}}, "settings.normal.layers"),
+])
+def test_schema_bounds(override, key):
+    with pytest.raises(ConfigError, match=rf"invalid config key '{key}'"):
+        _load(override)
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"diag_size": 5000}, "diag_size"), ({"rmed_steps": [0, 5000]}, "rmed_steps"),
+    ({"settings": {"normal": {"diagnostics": False}}}, "settings.normal.diagnostics"),
+    ({"analysis": {"noise_setting": "nope"}}, "analysis.noise_setting"),
+])
+def test_cross_key_checks(override, key):
+    with pytest.raises(ConfigError, match=key):
+        _load(override)
+
+
+def test_parameter_count_and_one_step_gd():
+    torch.manual_seed(0)
+    assert sum(p.numel() for p in build({"d": 5, "layers": 3, "init_std": 0.05}).parameters()) == 150
+    model = build({"d": 5, "layers": 1, "init_std": 0.05}).double()
+    with torch.no_grad():
+        model.layers[0].key_query.copy_(-0.3 * torch.eye(5, dtype=torch.float64))
+    z, y = sampler(5, 20, "normal", dtype=torch.float64)(16, torch.Generator().manual_seed(0))
+    g = torch.einsum("bn,bnd->bd", z[:, :-1, -1], z[:, :-1, :-1]) / 20
+    assert torch.allclose(model(z), 0.3 * torch.einsum("bd,bd->b", z[:, -1, :-1], g), atol=1e-12)
+    assert float(loss_fn(model, (z, y)).detach()) > 0
+
+
+def test_tiny_training_run(tmp_path):
+    p = {"name": "normal", "device": "cpu", "d": 5, "n": 20, "gamma_shape": 0.1, "init_std": 0.05, "test_size": 64,
+         "diag_size": 16, "log_every": 5, "steps": 10, "batch": 32, "seeds": [0], "rmed_steps": [0, 10],
+         "smooth_steps": 6, "smooth_every": 2,
+         "setting": {"covariates": "normal", "layers": 2, "lr_sgd": 0.02, "lr_adam": 0.02, "clip": 1.0,
+                     "diagnostics": True}}
+    out = subprocess.run([sys.executable, "-m", f"replications.{PAPER}.train", "--params", json.dumps(p),
+                          "--threads", "1", "--checkpoint", str(tmp_path / "m.safetensors"),
+                          "--history", str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    hist = json.loads((tmp_path / "m.json").read_text())["history"]
+    assert hist["sgd_seed0"]["test_loss"][0] == hist["adam_seed0"]["test_loss"][0]  # same init
+    assert len(hist["adam_seed0"]["rmed"]) == 2 and len(hist["adam_seed0"]["smoothness"]) == 3
+    assert not hist["sgd_seed0"]["smoothness"]
