@@ -60,7 +60,7 @@ def main():
     m["shuffle_loss_ratio"] = min(shuffle_ratios)
     info = {"test_tasks": len(z), "dtype": "float64", "partial_context": "Y = the first n/2 context examples",
             "stack_layers": {k: s.get("layers", 1) for k, s in specs.items() if k.startswith("stack")}}
-    write_metrics(run.args.metrics, m, meta, info=info, arrays={"dummy": torch.zeros(1).numpy()},
+    write_metrics(run.args.metrics, m, meta, info=info, arrays={k: torch.tensor([float(v)]).numpy() for k, v in m.items()},
                   arrays_path=run.args.arrays)
     print(m)
 

@@ -1,37 +1,56 @@
-"""implicit_icl_update: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py."""
+"""implicit_icl_update: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+One training job (every contextual block of the tier, per seed, with its untrained copy), then four analyses of the
+checkpoint: the exact identities, the token-by-token dynamics, the E1 loss curves and the explicit fine-tuning.
+"""
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
-# Per rule of rules.smk (and the shared `analyze`): what one job needs. Quick-tier jobs run single-threaded.
-RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=60)}
-
-
-# What each dataset holds (prepare_data.py): pixels per image, classes and images in all.
-DATASETS = {"digits": {"pixels": 64, "classes": 10, "images": 1797}}
+RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=240),
+             "analyze": Resources(gpu=False, threads=4, mem_mb=16000, runtime=120)}
+NEEDED = ("attn", "attn_skip", "gru", "stack")  # the analyses read these models
 
 
 def check(cfg):
-    """Cross-key checks the schema cannot express, as plain Python (tested without Snakemake). Raise
-    ConfigError("'key': <value> <what is wrong> (allowed: ...)") from shared.pipeline.config. Check every assumption a
-    script makes that relates two keys, or a key and the data, which would otherwise fail only inside a job."""
-    data = DATASETS[cfg["dataset"]]
-    for key, wanted in (("d_input", data["pixels"]), ("n_classes", data["classes"])):
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {wanted})")
-    train = int(data["images"] * (1 - cfg["test_fraction"]))  # about: the split rounds per class
-    if cfg["batch_size"] > train:  # batches drop the last partial one: no batch at all would be trained
-        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the about {train} training images of "
-                          f"{cfg['dataset']!r} (allowed: 1 .. {train})")
+    """Cross-key checks the schema cannot express."""
+    for name in NEEDED:
+        if name not in cfg["models"]:
+            raise ConfigError(f"'models': {name!r} is missing (allowed: a mapping with at least {', '.join(NEEDED)})")
+    expected = {"attn": ("softmax", False), "attn_skip": ("softmax", True), "stack": ("softmax", True)}
+    for name, (kind, skip) in expected.items():
+        m = cfg["models"][name]
+        if (m["kind"], m["skip"]) != (kind, skip):
+            raise ConfigError(f"'models.{name}': kind {m['kind']!r}, skip {m['skip']} (allowed: kind {kind!r}, skip {skip})")
+    if cfg["models"]["gru"]["kind"] != "gru":
+        raise ConfigError(f"'models.gru.kind': {cfg['models']['gru']['kind']!r} (allowed: 'gru')")
+    for name, m in cfg["models"].items():
+        if m.get("layers", 1) > 1 and (m["kind"] != "softmax" or not m["skip"]):
+            raise ConfigError(f"'models.{name}.layers': stacks are skip blocks of softmax attention "
+                              f"(allowed: layers 1, or kind softmax with skip true)")
+        if name != "stack" and m.get("layers", 1) != 1:
+            raise ConfigError(f"'models.{name}.layers': only 'stack' is stacked (allowed: 1)")
+    if cfg["models"]["stack"].get("layers", 1) < 2:
+        raise ConfigError("'models.stack.layers': a stack needs at least 2 blocks (allowed: >= 2)")
+    if cfg["eval_every"] > cfg["steps"]:
+        raise ConfigError(f"'eval_every': {cfg['eval_every']} exceeds steps = {cfg['steps']} (allowed: <= steps)")
 
 
-def data_path(paper):
-    return paper.out(f"data/{paper.cfg['dataset']}.safetensors")
+def checkpoint_path(paper):
+    return paper.out("models/blocks.safetensors")
+
+
+def history_path(paper):
+    return paper.out("models/blocks.json")
 
 
 def analyses(paper):
-    """One Analysis per metrics namespace: the script that writes it, what it reads, its parameters, its figures."""
-    models = {"checkpoint": paper.out("models/model.safetensors"), "history": paper.out("models/model.json")}
+    cfg = paper.cfg
+    params = {**cfg["analysis"], "n": cfg["n"], "d": cfg["d"]}
+    ckpt = {"checkpoint": checkpoint_path(paper)}
     return [
-        Analysis("classifier", script="analyze", reads={**models, "data": data_path(paper)},
-                 params=paper.cfg["analysis"], figures=("accuracy",)),
+        Analysis("identities", script="analyze_identities", reads=ckpt, params=params),
+        Analysis("dynamics", script="analyze_dynamics", reads=ckpt, params=params, figures=("marginal",)),
+        Analysis("training", script="analyze_training", reads={**ckpt, "history": history_path(paper)},
+                 params=params, figures=("losses",)),
+        Analysis("finetune", script="analyze_finetune", reads=ckpt, params=params, figures=("finetune",)),
     ]

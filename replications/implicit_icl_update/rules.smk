@@ -1,38 +1,24 @@
-# implicit_icl_update: <paper title> (<authors>, <venue> <year>).
-# Stages: data -> train (one batched run, a model per seed) -> analyze -> figures -> report. The analyze, figure
-# and report rules are shared (shared/pipeline/rules/paper.smk); the analyses are declared in pipeline.py.
+# implicit_icl_update: Learning without training: the implicit dynamics of in-context learning (Dherin et al., 2025).
+# Stages: train (every contextual block, generated prompts, with its untrained copy) -> analyses (identities,
+# dynamics, E1 curves, fine-tuning; declared in pipeline.py) -> figures -> report. The analyze, figure and report
+# rules are shared (shared/pipeline/rules/paper.smk).
 # This file is a Snakemake module of its own: its rules are named implicit_icl_update_<rule>, its globals are its own.
 from shared.pipeline.paper import step_shell
 
-from replications.implicit_icl_update.pipeline import data_path
+from replications.implicit_icl_update.pipeline import checkpoint_path, history_path
 
 P = config["paper"]
-
-
-rule data:
-    input:
-        code=P.code("prepare_data"),
-    output:
-        out=data_path(P),
-    log:
-        P.log("data"),
-    params:
-        **P.step("prepare_data"),
-        p=P.params({k: P.cfg[k] for k in ("dataset", "test_fraction")}),
-    shell:
-        step_shell()
 
 
 rule train:
     input:
         code=P.code("train"),
-        data=data_path(P),
     output:
-        checkpoint=P.out("models/model.safetensors"),
-        history=P.out("models/model.json"),
+        checkpoint=checkpoint_path(P),
+        history=history_path(P),
     log:
         P.log("train"),
-    priority: 1  # long jobs first, so that the cores stay busy to the end
+    priority: 1
     threads: P.threads("train")
     resources:
         **P.resources("train"),
