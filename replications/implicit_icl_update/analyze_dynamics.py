@@ -16,7 +16,7 @@ def main():
     models, specs, meta = load_models(run.args.checkpoint)
     z, _ = test_prompts(run, p)
     metrics, arrays = {}, {}
-    for model_name in ("attn", "attn_skip", "gru"):
+    for model_name in ("attn", "attn_skip", "linear", "gru"):
         for suffix in ("", "_init"):
             curves = []
             for name in trained(specs, model_name):

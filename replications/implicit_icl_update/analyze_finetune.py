@@ -8,7 +8,6 @@ dW_implicit with W_explicit - W."""
 import numpy as np
 import torch
 
-from shared.nn import implicit_update as iu
 from shared.pipeline.run import start_run, write_metrics
 
 from .common import load_models, test_prompts, trained

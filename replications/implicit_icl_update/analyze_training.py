@@ -17,7 +17,7 @@ def main():
     history = read_json(run.args.history)["history"]
     z, y = test_prompts(run, p)
     metrics, arrays, rel = {}, {}, []
-    for model_name in ("attn", "attn_skip", "gru"):
+    for model_name in ("attn", "attn_skip", "linear", "gru"):
         for name in trained(specs, model_name):
             rows = history[name]
             ic = np.array([r["val_in_context"] for r in rows])

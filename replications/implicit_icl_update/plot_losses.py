@@ -5,7 +5,7 @@ from shared.pipeline.plots import figure_args, save
 
 args, arrays = figure_args()
 fig, ax = plt.subplots(figsize=(5, 3.6))
-for i, model in enumerate(("attn", "attn_skip", "gru")):
+for i, model in enumerate(("attn", "attn_skip", "linear", "gru")):
     if f"{model}_step" not in arrays:
         continue
     step = arrays[f"{model}_step"]

@@ -6,7 +6,7 @@ from shared.pipeline.plots import figure_args, save
 
 args, arrays = figure_args()
 fig, ax = plt.subplots(figsize=(5, 3.6))
-styles = {"attn": ("C0", "-"), "attn_untrained": ("C0", ":"), "attn_skip": ("C1", "-"),
+styles = {"linear": ("C3", "-"), "linear_untrained": ("C3", ":"), "attn": ("C0", "-"), "attn_untrained": ("C0", ":"), "attn_skip": ("C1", "-"),
           "attn_skip_untrained": ("C1", ":"), "gru": ("C2", "-"), "gru_untrained": ("C2", ":")}
 for key, curve in arrays.items():
     color, ls = styles.get(key, ("k", "-"))
