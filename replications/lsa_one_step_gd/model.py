@@ -8,7 +8,7 @@ g = (1/n) sum_j y_j x_j, Gamma = a B^T + c u^T (shared.nn.linear_attention.effec
 """
 import torch
 
-from shared.nn.linear_attention import LinearTransformer, effective_preconditioner
+from shared.nn.linear_attention import LinearTransformer, effective_preconditioner, preconditioned_gd_form
 
 
 def build(spec):
@@ -25,18 +25,4 @@ def preconditioner(model):
 
 def reference_prediction(model, prompts):
     """The prediction written out term by term from the layer's weights, in float64 (the identity's right side)."""
-    layer = model.layers[0]
-    p, q = (m[0].detach().to(torch.float64) for m in layer.matrices())
-    d = layer.d
-    a, u, b_t, c = p[d, d], p[d, :d], q[:d, :d], q[:d, d]
-    gamma = a * b_t + torch.outer(c, u)
-    x, y = prompts.x.to(torch.float64), prompts.y.to(torch.float64)
-    xs, ys, xq = x[:, :-1], y[:, :-1], x[:, -1]
-    n = xs.shape[1]
-    g = torch.einsum("bn,bnd->bd", ys, xs) / n
-    out = torch.einsum("bd,de,be->b", xq, gamma, g)
-    out = out + torch.einsum("bn,bn->b", xs @ u, torch.einsum("bd,de,bne->bn", xq, b_t, xs)) / n
-    out = out + a * (ys**2).sum(1) / n * (xq @ c)
-    if not layer.mask_query_key:
-        out = out + (xq @ u) * torch.einsum("bd,de,be->b", xq, b_t, xq) / n
-    return model.readout_sign * out
+    return model.readout_sign * preconditioned_gd_form(model.layers[0], prompts)

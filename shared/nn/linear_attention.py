@@ -42,7 +42,7 @@ class LinearSelfAttention(nn.Module):
         return nn.functional.pad(self.value, pad) + label, nn.functional.pad(self.key_query, pad)
 
     def forward(self, z):
-        n = z.shape[-2] - 1  # context examples: every row but the query
+        n = max(z.shape[-2] - 1, 1)  # context examples: every row but the query (a query alone: 1)
         p, q = self.matrices()
         scores = torch.einsum("bid,hde,bje->bhij", z, q, z) / n
         if self.mask_query_key:
@@ -79,3 +79,23 @@ def effective_preconditioner(layer, head=0):
     norm = torch.linalg.norm(gamma)
     return gamma, {"b_t_u": float(torch.linalg.norm(b_t @ u) / norm),
                    "a_c": float(a.abs() * torch.linalg.norm(c) / norm)}
+
+
+def preconditioned_gd_form(layer, prompts):
+    """One layer's prediction of y_q (before the readout sign) written term by term in float64, the right side of
+    y_hat = x_q^T Gamma g + (1/n) sum_j (u^T x_j)(x_q^T B^T x_j) + (a/n) sum_j y_j^2 c^T x_q (+ the query's own
+    term when its key is not masked): the reference a layer's forward pass must match."""
+    p, q = (m[0].detach().to(torch.float64) for m in layer.matrices())
+    d = layer.d
+    a, u, b_t, c = p[d, d], p[d, :d], q[:d, :d], q[:d, d]
+    gamma = a * b_t + torch.outer(c, u)
+    x, y = prompts.x.to(torch.float64), prompts.y.to(torch.float64)
+    xs, ys, xq = x[:, :-1], y[:, :-1], x[:, -1]
+    n = xs.shape[1]
+    g = torch.einsum("bn,bnd->bd", ys, xs) / n
+    out = torch.einsum("bd,de,be->b", xq, gamma, g)
+    out = out + torch.einsum("bn,bn->b", xs @ u, torch.einsum("bd,de,bne->bn", xq, b_t, xs)) / n
+    out = out + a * (ys**2).sum(1) / n * (xq @ c)
+    if not layer.mask_query_key:
+        out = out + (xq @ u) * torch.einsum("bd,de,be->b", xq, b_t, xq) / n
+    return out

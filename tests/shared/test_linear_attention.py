@@ -3,25 +3,17 @@ import pytest
 import torch
 
 from shared.data.icl_regression import embed, sample_prompts
-from shared.nn.linear_attention import LinearSelfAttention, LinearTransformer, effective_preconditioner
+from shared.nn.linear_attention import (
+    LinearSelfAttention,
+    LinearTransformer,
+    effective_preconditioner,
+    preconditioned_gd_form,
+)
 
 
 def reference(layer, prompts, sign=1.0):
     """x_q^T Gamma g + (1/n) sum_j (u^T x_j)(x_q^T B^T x_j) + (a/n) sum_j y_j^2 c^T x_q (+ the query term)."""
-    p, q = (m[0].detach() for m in layer.matrices())
-    d = layer.d
-    a, u, b_t, c = p[d, d], p[d, :d], q[:d, :d], q[:d, d]
-    gamma, _ = effective_preconditioner(layer)
-    x, y = prompts.x, prompts.y
-    xs, ys, xq = x[:, :-1], y[:, :-1], x[:, -1]
-    n = xs.shape[1]
-    g = torch.einsum("bn,bnd->bd", ys, xs) / n
-    out = torch.einsum("bd,de,be->b", xq, gamma, g)
-    out = out + torch.einsum("bn,bn->b", xs @ u, torch.einsum("bd,de,bne->bn", xq, b_t, xs)) / n
-    out = out + a * (ys**2).sum(1) / n * (xq @ c)
-    if not layer.mask_query_key:
-        out = out + (xq @ u) * torch.einsum("bd,de,be->b", xq, b_t, xq) / n
-    return sign * out
+    return sign * preconditioned_gd_form(layer, prompts)
 
 
 @pytest.mark.parametrize("param", ["full", "sparse"])
