@@ -1,8 +1,9 @@
-"""Readers of dataset file formats: IDX (MNIST), the CelebA zip, story text."""
+"""Readers of dataset file formats: IDX (MNIST), the CIFAR-10 binary archive, the CelebA zip, story text."""
 import gzip
 import hashlib
 import io
 import struct
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -59,6 +60,34 @@ def load_mnist_5k(paths):
     train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
     return {"x_train": images[train_idx], "y_train": labels[train_idx],
             "x_test": images[test_idx], "y_test": labels[test_idx]}
+
+
+CIFAR10_RECORD = 1 + 32 * 32 * 3  # a label byte, then the red, green and blue 32x32 planes
+CIFAR10_MEMBERS = {"train": [f"cifar-10-batches-bin/data_batch_{i}.bin" for i in range(1, 6)],
+                   "test": ["cifar-10-batches-bin/test_batch.bin"]}
+
+
+def load_cifar10_binary(paths):
+    """The 'binary version' tarball (no pickles): records of 3073 bytes, read straight from the archive into
+    (N, 32, 32, 3) uint8 images (HWC, as the registry stores colour) and int64 labels."""
+    arrays = {}
+    with tarfile.open(paths["archive"], "r:gz") as archive:
+        for split, members in CIFAR10_MEMBERS.items():
+            chunks = []
+            for member in members:
+                handle = archive.extractfile(member)
+                if handle is None:
+                    raise ValueError(f"{paths['archive']}: {member} is not a regular file")
+                data = np.frombuffer(handle.read(), dtype=np.uint8)
+                if len(data) % CIFAR10_RECORD:
+                    raise ValueError(f"{paths['archive']}: {member} holds {len(data)} bytes, not whole records")
+                chunks.append(data.reshape(-1, CIFAR10_RECORD))
+            records = np.concatenate(chunks)
+            if records[:, 0].max() > 9:
+                raise ValueError(f"{paths['archive']}: labels above 9 in {split}")
+            arrays[f"x_{split}"] = np.ascontiguousarray(records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+            arrays[f"y_{split}"] = records[:, 0].astype(np.int64)
+    return arrays
 
 
 CELEBA_SIZE = 64

@@ -12,6 +12,7 @@ from shared.data.formats import (
     SYNTHETIC_VAL_STORIES,
     TINYSTORIES_VOCAB_SIZE,
     load_celeba,
+    load_cifar10_binary,
     load_idx_splits,
     load_mnist_5k,
     load_stories_synthetic,
@@ -134,6 +135,19 @@ REGISTRY = {d.name: d for d in [
                     "6874bae9a4c1a4e7edcf0e53b86c17817e9cf881fc75ff2368da457b80c0585d"))},
         loader=load_tinystories,
         kind="text"),
+    Dataset(
+        name="cifar10",
+        description="CIFAR-10: 32x32 colour images in 10 classes, 50,000 train / 10,000 test, from the binary "
+                    "archive (no pickles), stored HWC uint8.",
+        licence="No explicit licence; research use (Alex Krizhevsky, https://www.cs.toronto.edu/~kriz/cifar.html)",
+        citation="Krizhevsky. Learning Multiple Layers of Features from Tiny Images. Tech. report, 2009.",
+        # 170,052,171 bytes; the pin TFDS and other loaders check for the binary version.
+        files={"archive": RemoteFile("cifar-10-binary.tar.gz",
+                                     "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd",
+                                     ("https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",),
+                                     max_bytes=200 << 20)},
+        loader=load_cifar10_binary,
+        image_shape=(32, 32, 3)),
     Dataset(
         name="celeba_64",
         description=f"CelebA aligned-and-cropped faces as RGB uint8 (N, {CELEBA_SIZE}, {CELEBA_SIZE}, 3): shorter side "
