@@ -10,7 +10,7 @@ import numpy as np
 
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 METHODS = ("naive", "am", "wm")
 
@@ -37,7 +37,7 @@ def main():
         for split in SPLITS:
             naive = m[f"naive_h{width}_{split}_barrier"]
             for method in ("am", "wm"):
-                m[f"{method}_over_naive_{split}_h{width}"] = m[f"{method}_h{width}_{split}_barrier"] / naive
+                m[f"{method}_over_naive_{split}_h{width}"] = ratio(m[f"{method}_h{width}_{split}_barrier"], naive)
         for method in ("am", "wm"):
             m[f"{method}_mid_acc_gain_h{width}"] = (m[f"{method}_h{width}_test_mid_acc"]
                                                    - m[f"naive_h{width}_test_mid_acc"])

@@ -3,7 +3,7 @@
 of Algorithm 1 also lower the barrier when the hidden units are products of two linear maps?"""
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 
 def main():
@@ -23,7 +23,7 @@ def main():
         if method == "wm":
             m["wm_sweeps"] = info["sweeps"]
     for split in SPLITS:
-        m[f"wm_over_naive_{split}"] = m[f"wm_{split}_barrier"] / m[f"naive_{split}_barrier"]
+        m[f"wm_over_naive_{split}"] = ratio(m[f"wm_{split}_barrier"], m[f"naive_{split}_barrier"])
     write_metrics(run.args.metrics, m, meta, info={"width": p["width"], "kind": "bilinear"}, arrays=arrays,
                   arrays_path=run.args.arrays)
     print(m)

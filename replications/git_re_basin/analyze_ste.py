@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from shared.nn.permutation import apply_permutation, ste_matching
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 
 def minibatches(data, epochs, batch_size, generator):
@@ -46,7 +46,7 @@ def main():
     arrays["ste_batch_loss"] = torch.tensor(losses).numpy()
     for split in SPLITS:
         m[f"ste_minus_wm_{split}"] = m[f"ste_{split}_barrier"] - m[f"wm_{split}_barrier"]
-        m[f"ste_over_naive_{split}"] = m[f"ste_{split}_barrier"] / m[f"naive_{split}_barrier"]
+        m[f"ste_over_naive_{split}"] = ratio(m[f"ste_{split}_barrier"], m[f"naive_{split}_barrier"])
     m["ste_steps"] = len(losses)
     info = {"width": p["width"], "steps": len(losses), "epochs": p["epochs"], "batch_size": p["batch_size"],
             "optimizer": f"SGD lr {p['lr']} momentum {p['momentum']}", "init": "theta_A"}

@@ -57,6 +57,11 @@ def curves(model, state_a, state_b, lams, data):
     return {k: np.array(v) for k, v in out.items()}
 
 
+def ratio(barrier_after, barrier_naive):
+    """barrier_after / barrier_naive; NaN (a failed value in the metrics) when the naive path has no barrier."""
+    return barrier_after / barrier_naive if barrier_naive > 0 else float("nan")
+
+
 def summarise(curve, lams, prefix):
     """Barriers (mean form: the paper's definition; chord form), on loss and on error (1 - accuracy), and the
     midpoint accuracy, as metrics named <prefix>_<...>."""
