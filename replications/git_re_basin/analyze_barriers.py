@@ -10,7 +10,7 @@ import numpy as np
 
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
 
 METHODS = ("naive", "am", "wm")
 
@@ -25,10 +25,10 @@ def main():
         models, specs, meta = load_models(path)
         a, b = pair(models, specs, next(s["d_hidden"] for s in specs.values()))
         width = a.fc[0].out_features
-        spec, state_a, state_b = a.spec(), a.state_dict(), b.state_dict()
+        spec, state_a, state_b = a.spec(), state(a), state(b)
         for method in METHODS:
-            state, info = match(method, a, spec, state_a, state_b, data, p)
-            curve = curves(a, state_a, state, lams, data)
+            matched, info = match(method, a, spec, state_a, state_b, data, p)
+            curve = curves(a, state_a, matched, lams, data)
             m.update(summarise(curve, lams, f"{method}_h{width}"))
             for key, values in curve.items():
                 arrays[f"{method}_h{width}_{key}"] = values

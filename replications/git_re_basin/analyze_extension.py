@@ -3,7 +3,7 @@
 of Algorithm 1 also lower the barrier when the hidden units are products of two linear maps?"""
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
 
 
 def main():
@@ -13,11 +13,11 @@ def main():
     lams = lambdas(p["lambdas"])
     models, specs, meta = load_models(run.args.checkpoint)
     a, b = pair(models, specs, p["width"], kind="bilinear")
-    spec, state_a, state_b = a.spec(), a.state_dict(), b.state_dict()
+    spec, state_a, state_b = a.spec(), state(a), state(b)
     m, arrays = {}, {"lambdas": lams.numpy()}
     for method in ("naive", "wm"):
-        state, info = match(method, a, spec, state_a, state_b, data, p)
-        curve = curves(a, state_a, state, lams, data)
+        matched, info = match(method, a, spec, state_a, state_b, data, p)
+        curve = curves(a, state_a, matched, lams, data)
         m.update(summarise(curve, lams, method))
         arrays.update({f"{method}_{k}": v for k, v in curve.items()})
         if method == "wm":

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from shared.nn.permutation import apply_permutation, ste_matching
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
 
 
 def minibatches(data, epochs, batch_size, generator):
@@ -30,11 +30,11 @@ def main():
     lams = lambdas(p["lambdas"])
     models, specs, meta = load_models(run.args.checkpoint)
     a, b = pair(models, specs, p["width"])
-    spec, state_a, state_b = a.spec(), a.state_dict(), b.state_dict()
+    spec, state_a, state_b = a.spec(), state(a), state(b)
     m, arrays = {}, {"lambdas": lams.numpy()}
     for method in ("naive", "wm"):
-        state, _ = match(method, a, spec, state_a, state_b, data, p)
-        curve = curves(a, state_a, state, lams, data)
+        matched, _ = match(method, a, spec, state_a, state_b, data, p)
+        curve = curves(a, state_a, matched, lams, data)
         m.update(summarise(curve, lams, method))
         arrays.update({f"{method}_{k}": v for k, v in curve.items()})
     batches = minibatches(data, p["epochs"], p["batch_size"], run.generator(0, "ste/order"))

@@ -5,7 +5,7 @@ import numpy as np
 
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, state, summarise
 
 
 def main():
@@ -22,11 +22,11 @@ def main():
     for epoch in sorted(by_epoch):
         (_, name_a), (_, name_b) = sorted(by_epoch[epoch])[:2]
         a, b = models[name_a], models[name_b]
-        spec, state_a, state_b = a.spec(), a.state_dict(), b.state_dict()
+        spec, state_a, state_b = a.spec(), state(a), state(b)
         row = [epoch]
         for method in ("naive", "wm"):
-            state, _ = match(method, a, spec, state_a, state_b, data, p)
-            s = summarise(curves(a, state_a, state, lams, data), lams, f"{method}_epoch{epoch}")
+            matched, _ = match(method, a, spec, state_a, state_b, data, p)
+            s = summarise(curves(a, state_a, matched, lams, data), lams, f"{method}_epoch{epoch}")
             m.update(s)
             row += [s[f"{method}_epoch{epoch}_{split}_barrier"] for split in SPLITS]
         rows.append(row)

@@ -44,8 +44,15 @@ def evaluate(model, x, y, batch=4096):
     return loss / len(x), correct / len(x)
 
 
+def state(model):
+    """A copy of the model's state_dict: state_dict() shares storage with the parameters, so loading another state
+    into the model (as curves() does) would overwrite a state taken without copying."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
 def curves(model, state_a, state_b, lams, data):
-    """{f"{split}_{loss|acc}": array over lams} along (1 - lam) A + lam B."""
+    """{f"{split}_{loss|acc}": array over lams} along (1 - lam) A + lam B. The model is left with B's weights; pass
+    states taken with state(), never model.state_dict() itself."""
     out = {f"{s}_{q}": [] for s in SPLITS for q in ("loss", "acc")}
     with torch.no_grad():
         for lam in lams:
