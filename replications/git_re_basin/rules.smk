@@ -39,10 +39,7 @@ rule train:
                     if w.kind == "relu" and int(w.width) == P.cfg["snapshots"]["width"]
                     else []
                 ),
-                **{
-                    k: P.cfg[k]
-                    for k in ("device", "d_input", "n_classes", "n_hidden", "seeds", "optim")
-                },
+                **{k: P.cfg[k] for k in ("device", "d_input", "n_classes", "n_hidden", "seeds", "optim")},
             }
         ),
     shell:
