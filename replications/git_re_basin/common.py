@@ -1,0 +1,110 @@
+"""What this paper's scripts share: the prepared images, the trained models, and the interpolation curves
+between two models (loss and accuracy on the train and test sets at each lambda) with their barriers."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from shared.data import read_prepared
+from shared.nn.interpolation import barrier, interpolate
+from shared.nn.permutation import activation_matching, apply_permutation, collect_activations, weight_matching
+from shared.pipeline.run import load_models as load_checkpoint
+
+from .model import build
+
+SPLITS = ("train", "test")
+
+
+def load_data(path):
+    """Prepared dataset -> float32 inputs (N, pixels) in [0, 1] (divided by 255 only, as the paper's MNIST code) and
+    int64 labels."""
+    arrays, _ = read_prepared(path)
+    as_x = lambda a: torch.from_numpy(a).reshape(len(a), -1).float() / 255.0
+    return {"x_train": as_x(arrays["x_train"]), "y_train": torch.from_numpy(arrays["y_train"]).long(),
+            "x_test": as_x(arrays["x_test"]), "y_test": torch.from_numpy(arrays["y_test"]).long()}
+
+
+def load_models(path):
+    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
+    return load_checkpoint(path, build)
+
+
+def lambdas(n):
+    """The interpolation grid: n points from 0 to 1 (the paper's code: jnp.linspace(0, 1, 25))."""
+    return torch.linspace(0, 1, n)
+
+
+@torch.no_grad()
+def evaluate(model, x, y, batch=4096):
+    """(mean cross-entropy, accuracy) of `model` on (x, y)."""
+    loss, correct = 0.0, 0
+    for i in range(0, len(x), batch):
+        logits = model(x[i:i + batch])
+        loss += float(F.cross_entropy(logits, y[i:i + batch], reduction="sum"))
+        correct += int((logits.argmax(-1) == y[i:i + batch]).sum())
+    return loss / len(x), correct / len(x)
+
+
+def state(model):
+    """A copy of the model's state_dict: state_dict() shares storage with the parameters, so loading another state
+    into the model (as curves() does) would overwrite a state taken without copying."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def curves(model, state_a, state_b, lams, data):
+    """{f"{split}_{loss|acc}": array over lams} along (1 - lam) A + lam B. The model is left with B's weights; pass
+    states taken with state(), never model.state_dict() itself."""
+    out = {f"{s}_{q}": [] for s in SPLITS for q in ("loss", "acc")}
+    with torch.no_grad():
+        for lam in lams:
+            model.load_state_dict(interpolate(state_a, state_b, float(lam)))
+            for split in SPLITS:
+                loss, acc = evaluate(model, data[f"x_{split}"], data[f"y_{split}"])
+                out[f"{split}_loss"].append(loss)
+                out[f"{split}_acc"].append(acc)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def ratio(barrier_after, barrier_naive):
+    """barrier_after / barrier_naive; NaN (a failed value in the metrics) when the naive path has no barrier."""
+    return barrier_after / barrier_naive if barrier_naive > 0 else float("nan")
+
+
+def summarise(curve, lams, prefix):
+    """Barriers (mean form: the paper's definition; chord form), on loss and on error (1 - accuracy), and the
+    midpoint accuracy, as metrics named <prefix>_<...>."""
+    lams = [float(t) for t in lams]
+    mid = int(np.argmin(np.abs(np.array(lams) - 0.5)))
+    m = {}
+    for split in SPLITS:
+        loss, err = curve[f"{split}_loss"], 1 - curve[f"{split}_acc"]
+        m[f"{prefix}_{split}_barrier"] = barrier(loss, lams, form="mean")
+        m[f"{prefix}_{split}_barrier_chord"] = barrier(loss, lams, form="chord")
+        m[f"{prefix}_{split}_err_barrier"] = barrier(err, lams, form="mean")
+        m[f"{prefix}_{split}_mid_acc"] = float(curve[f"{split}_acc"][mid])
+    return m
+
+
+def match(method, model, spec, state_a, state_b, data, p):
+    """(pi(B)'s state, info) for method naive (identity), wm (weight matching) or am (activation matching)."""
+    if method == "naive":
+        return state_b, {}
+    if method == "wm":
+        perm, sweeps = weight_matching(spec, state_a, state_b, max_sweeps=p["wm_max_sweeps"], seed=p["match_seed"])
+        return apply_permutation(spec, perm, state_b), {"sweeps": sweeps}
+    if method == "am":
+        x = data["x_train"] if not p["am_samples"] else data["x_train"][:p["am_samples"]]
+        acts = {}
+        for name, state in (("a", state_a), ("b", state_b)):
+            model.load_state_dict(state)
+            acts[name] = collect_activations(model, x, model.activation_modules())
+        return apply_permutation(spec, activation_matching(acts["a"], acts["b"]), state_b), {"samples": len(x)}
+    raise ValueError(f"unknown matching method {method!r}")
+
+
+def pair(models, specs, width, kind="relu"):
+    """(model A, model B): the two final models of a width, seeds in increasing order."""
+    names = sorted((n for n, s in specs.items() if s["d_hidden"] == width and s.get("kind", "relu") == kind
+                    and s.get("epoch") is None), key=lambda n: specs[n]["seed"])
+    if len(names) < 2:
+        raise ValueError(f"need two models of width {width} ({kind}), found {names}")
+    return models[names[0]], models[names[1]]

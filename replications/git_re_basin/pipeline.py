@@ -1,0 +1,83 @@
+"""git_re_basin: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+One training job per (kind, width): two models (seeds), plus snapshots over training at one width. Analyses:
+barriers (naive, activation and weight matching at every width), ste (Algorithm 2 at one width), training (weight
+matching at each snapshot), identities (permuted function, planted permutation), counterexample (App. A.6; no
+training) and, when enabled, extension (ours: a bilinear MLP).
+"""
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import Analysis, Resources
+
+RESOURCES = {
+    "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
+    "analyze": Resources(gpu=False, threads=4, mem_mb=16000, runtime=60),
+    "ste": Resources(gpu=False, threads=4, mem_mb=16000, runtime=600),  # full: 15k steps, each a weight matching
+}
+
+# pixels per image, classes, training images of each registry dataset this paper reads
+DATASETS = {"mnist_5k": (784, 10, 4000), "mnist": (784, 10, 60000)}
+
+
+def check(cfg):
+    """Cross-key checks: the data's shape, and every width an analysis reads is trained."""
+    pixels, classes, train = DATASETS[cfg["dataset"]]
+    for key, wanted in (("d_input", pixels), ("n_classes", classes)):
+        if cfg[key] != wanted:
+            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {wanted})")
+    a = cfg["analysis"]
+    for key, width in (("snapshots.width", cfg["snapshots"]["width"]), ("analysis.ste.width", a["ste"]["width"]),
+                       ("analysis.identity.width", a["identity"]["width"])):
+        if width not in cfg["widths"]:
+            raise ConfigError(f"'{key}': {width} is not a trained width (allowed: {cfg['widths']})")
+    late = [e for e in cfg["snapshots"]["epochs"] if e >= cfg["optim"]["epochs"]]
+    if late:
+        raise ConfigError(f"'snapshots.epochs': {late} not before the last epoch (allowed: 0 .. "
+                          f"{cfg['optim']['epochs'] - 1}; the final model is always included)")
+    for key, size in (("optim.batch_size", cfg["optim"]["batch_size"]), ("analysis.ste.batch_size", a["ste"]["batch_size"]),
+                      ("analysis.am_samples", a["am_samples"])):
+        if size > train:
+            raise ConfigError(f"'{key}': {size} exceeds the {train} training images of {cfg['dataset']!r} "
+                              f"(allowed: 1 .. {train})")
+
+
+def data_path(paper):
+    return f"data/prepared/{paper.cfg['dataset']}.safetensors"
+
+
+def checkpoint_path(paper, kind, width):
+    return paper.out(f"models/{kind}_h{width}.safetensors")
+
+
+def runs(cfg):
+    """(kind, width) of every training job."""
+    out = [("relu", w) for w in cfg["widths"]]
+    if cfg["extension"]["bilinear"]:
+        out.append(("bilinear", cfg["extension"]["width"]))
+    return out
+
+
+def analyses(paper):
+    cfg, data = paper.cfg, data_path(paper)
+    a = cfg["analysis"]
+    base = {k: a[k] for k in ("lambdas", "am_samples", "wm_max_sweeps", "match_seed")}
+    ckpt = lambda w, kind="relu": checkpoint_path(paper, kind, w)
+    out = [
+        Analysis("barriers", script="analyze_barriers",
+                 reads={"checkpoints": [ckpt(w) for w in cfg["widths"]], "data": data},
+                 params={**base, "widths": cfg["widths"]}, figures=("barrier_curves", "barrier_width")),
+        Analysis("ste", script="analyze_ste", reads={"checkpoint": ckpt(a["ste"]["width"]), "data": data},
+                 params={**base, **a["ste"]}, figures=("ste",), resources="ste"),
+        Analysis("training", script="analyze_training",
+                 reads={"checkpoint": ckpt(cfg["snapshots"]["width"]), "data": data},
+                 params={**base, "width": cfg["snapshots"]["width"]}, figures=("training",)),
+        Analysis("identities", script="analyze_identities",
+                 reads={"checkpoints": [ckpt(w) for w in cfg["widths"]], "data": data},
+                 params={**base, **a["identity"]}),
+        Analysis("counterexample", script="analyze_counterexample",
+                 params={"lambdas": a["lambdas"], **a["counterexample"]}, figures=("counterexample",)),
+    ]
+    if cfg["extension"]["bilinear"]:
+        w = cfg["extension"]["width"]
+        out.append(Analysis("extension", script="analyze_extension",
+                            reads={"checkpoint": ckpt(w, "bilinear"), "data": data}, params={**base, "width": w}))
+    return out

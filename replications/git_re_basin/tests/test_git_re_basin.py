@@ -1,0 +1,55 @@
+"""git_re_basin: config loads, the counterexample's endpoints, matching on small random MLPs, barrier forms."""
+import pytest
+import torch
+
+from replications.git_re_basin import common, counterexample, model
+from shared.nn.permutation import apply_permutation, invert, random_permutation, weight_matching
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import load_papers
+
+PAPER = "git_re_basin"
+
+
+def _load(override, tier="quick"):
+    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
+
+
+@pytest.mark.parametrize("tier", ["quick", "full"])
+def test_committed_tiers_load(tier):
+    assert _load({}, tier).cfg["tier"] == tier
+
+
+@pytest.mark.parametrize("override, key", [({"snapshots": {"width": 77, "epochs": [0]}}, "snapshots.width"),
+                                           ({"snapshots": {"width": 128, "epochs": [0, 20]}}, "snapshots.epochs")])
+def test_bad_config_stops_the_parse(override, key):
+    with pytest.raises(ConfigError, match=key.split(".")[-1]):
+        _load(override)
+
+
+def test_counterexample_endpoints_perfect_and_every_permutation_has_a_barrier():
+    curves = counterexample.accuracy_curves(100.0, 0.01, 2000, 0, torch.linspace(0, 1, 9))
+    assert len(curves) == 4
+    for row in curves.values():
+        assert min(row[0], row[-1]) > 0.98 and min(row) < 0.9
+
+
+@pytest.mark.parametrize("kind", ["relu", "bilinear"])
+def test_permuted_model_same_function_and_planted_recovered(kind):
+    torch.manual_seed(0)
+    net = model.build({"kind": kind, "d_input": 6, "d_hidden": 8, "n_hidden": 3, "n_classes": 3}).double()
+    spec, state = net.spec(), common.state(net)
+    pi = random_permutation(spec, state, torch.Generator().manual_seed(1))
+    x = torch.randn(5, 6, dtype=torch.float64)
+    before = net(x)
+    net.load_state_dict(apply_permutation(spec, pi, state))
+    assert torch.allclose(net(x), before, atol=1e-12)
+    found, _ = weight_matching(spec, state, apply_permutation(spec, pi, state))
+    assert all(torch.equal(found[k], v) for k, v in invert(pi).items())
+
+
+def test_state_is_a_copy():
+    net = model.build({"d_input": 4, "d_hidden": 3, "n_hidden": 1, "n_classes": 2})
+    saved = common.state(net)
+    with torch.no_grad():
+        net.fc[0].weight.zero_()
+    assert saved["fc.0.weight"].abs().sum() > 0
