@@ -81,20 +81,20 @@ def data_path(cfg, experiment):
 def analyses(paper):
     cfg, a = paper.cfg, paper.cfg["analysis"]
     ck = lambda n: checkpoint_path(paper, n)  # noqa: E731
-    params = {**a, "device": cfg["device"]}
     pairs = [*a["depth_sweep"], a["shared_init"], a["bilinear"]]
+    params = lambda name: {**a, "device": cfg["device"], "dataset": _train(cfg, name)["dataset"]}  # noqa: E731
     return [
         Analysis("barriers", script="analyze_barriers",
                  reads={"checkpoints": [ck(n) for n in pairs], "data": data_path(cfg, pairs[0])},
-                 params=params, figures=("heatmap",)),
+                 params=params(pairs[0]), figures=("heatmap", "heatmap_aligned")),
         Analysis("training", script="analyze_training",
                  reads={"checkpoint": ck(a["over_training"]), "data": data_path(cfg, a["over_training"])},
-                 params=params, figures=("heatmap_epochs",)),
+                 params=params(a["over_training"]), figures=("heatmap_epochs",)),
         Analysis("cumulative", script="analyze_cumulative",
                  reads={"checkpoint": ck(a["cumulative"]), "data": data_path(cfg, a["cumulative"])},
-                 params=params, figures=("cumulative",)),
+                 params=params(a["cumulative"]), figures=("cumulative",)),
         Analysis("robustness", script="analyze_robustness",
                  reads={"checkpoints": [ck(n) for n in a["depth_sweep"]], "data": data_path(cfg, pairs[0])},
-                 params=params, figures=("robustness",)),
+                 params=params(pairs[0]), figures=("robustness",)),
         Analysis("deep_linear", script="analyze_deep_linear", params=cfg["deep_linear"], figures=("deep_linear",)),
     ]
