@@ -5,12 +5,15 @@ directions. Arrays: the heat map over layer rows (full model, then hidden.0 .. h
 Diagnostic added after the first run (no claim reads it; deviations.md says why): the same table after B's hidden
 units are permuted onto A's by weight matching (Git Re-Basin, shared.nn.permutation), which puts two different-init
 nets into one hidden basis, as a shared init does. Metrics `aligned_*`."""
+import math
+from itertools import pairwise
+
 import numpy as np
 
 from shared.nn.permutation import apply_permutation, mlp_spec, weight_matching
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, load_pair, max_single, states_at
+from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, load_pair, max_single, ratio, states_at
 
 
 def main():
@@ -47,18 +50,19 @@ def main():
         for measure in MEASURES:
             m[f"full_{measure}_d{d}"] = t["full"][measure]
             m[f"max_single_{measure}_d{d}"] = max_single(t, measure)
-        m[f"ratio_d{d}"] = max_single(t) / t["full"]["train_loss"]
-        m[f"ratio_test_d{d}"] = max_single(t, "test_loss") / t["full"]["test_loss"]
-        m[f"ratio_err_d{d}"] = max_single(t, "train_err") / t["full"]["train_err"]
+        m[f"ratio_d{d}"] = ratio(max_single(t), t["full"]["train_loss"])
+        m[f"ratio_test_d{d}"] = ratio(max_single(t, "test_loss"), t["full"]["test_loss"])
+        m[f"ratio_err_d{d}"] = ratio(max_single(t, "train_err"), t["full"]["train_err"])
         m[f"endpoint_train_loss_d{d}"] = t["ref"]["train_loss"]
         m[f"endpoint_test_err_d{d}"] = t["ref"]["test_err"]
         ratios.append(m[f"ratio_d{d}"])
         al = aligned[name]
         m[f"aligned_full_d{d}"] = al["full"]["train_loss"]
         m[f"aligned_max_single_d{d}"] = max_single(al)
-        m[f"aligned_ratio_d{d}"] = max_single(al) / al["full"]["train_loss"]
+        m[f"aligned_ratio_d{d}"] = ratio(max_single(al), al["full"]["train_loss"])
     m["full_barrier_min"] = min(tables[n]["full"]["train_loss"] for n in sweep)
-    m["ratio_drop_min"] = min(r0 - r1 for r0, r1 in zip(ratios[:-1], ratios[1:]))
+    drops = [r0 - r1 for r0, r1 in pairwise(ratios)]
+    m["ratio_drop_min"] = float("nan") if any(math.isnan(d) for d in drops) else min(drops)  # NaN: a pair had no barrier
     m["ratio_deepest"] = ratios[-1]
     sh, bl = tables[p["shared_init"]], tables[p["bilinear"]]
     m["shared_full_barrier"] = sh["full"]["train_loss"]
@@ -66,7 +70,7 @@ def main():
     m["shared_full_test_err"] = sh["full"]["test_err"]
     m["bilinear_full_barrier"] = bl["full"]["train_loss"]
     m["bilinear_max_single"] = max_single(bl)
-    m["bilinear_ratio"] = max_single(bl) / bl["full"]["train_loss"]
+    m["bilinear_ratio"] = ratio(max_single(bl), bl["full"]["train_loss"])
     m["bilinear_full_test_err"] = bl["full"]["test_err"]
 
     # heat map: rows full, hidden.0 .. hidden.<Dmax-1>, out; one column per depth-sweep pair

@@ -9,7 +9,7 @@ import numpy as np
 from shared.nn.interpolation import interpolate, layer_groups
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import MEASURES, Evaluator, barriers_of, load_data, load_pair, reference, states_at
+from .common import MEASURES, Evaluator, barriers_of, load_data, load_pair, ratio, reference, states_at
 
 
 def main():
@@ -35,17 +35,17 @@ def main():
     third = n // 3
     first, middle, last = inc[:third].sum(), inc[third:n - third].sum(), inc[n - third:].sum()
     m = {
-        "middle_margin": (middle - max(first, last)) / full["train_loss"],
-        "share_first": first / full["train_loss"], "share_middle": middle / full["train_loss"],
-        "share_last": last / full["train_loss"],
+        "middle_margin": ratio(middle - max(first, last), full["train_loss"]),
+        "share_first": ratio(first, full["train_loss"]), "share_middle": ratio(middle, full["train_loss"]),
+        "share_last": ratio(last, full["train_loss"]),
         "argmax_increment_layer": int(np.argmax(inc)),
         "all_layers_gap": max(abs(cs[-1] - full["train_loss"]), abs(cd[-1] - full["train_loss"])),
         "full_barrier": full["train_loss"],
     }
     ts, td = np.array(curves["shallow"]["test_loss"]), np.array(curves["deep"]["test_loss"])
     inc_t = np.array([(ts[j] - ts[j - 1] + td[n - j + 1] - td[n - j]) / 2 for j in range(1, n + 1)])
-    m["middle_margin_test"] = (inc_t[third:n - third].sum() - max(inc_t[:third].sum(), inc_t[n - third:].sum())) \
-        / full["test_loss"]
+    m["middle_margin_test"] = ratio(inc_t[third:n - third].sum() - max(inc_t[:third].sum(), inc_t[n - third:].sum()),
+                                    full["test_loss"])
     arrays = {"k": np.arange(n + 1), "increments": inc, "groups": np.array(list(layer_groups(a))),
               "third": np.array(third)}
     for order in curves:

@@ -8,6 +8,8 @@ rounding. Checked for every layer, both directions (the others from A, or from B
     in our construction): the whole path has a barrier, the layer-2 cut a low one, the layer-1 cut a high one.
 Barriers are at the midpoint against the two endpoints' mean loss, divided by the mean squared target.
 """
+from itertools import pairwise
+
 import numpy as np
 import torch
 
@@ -24,7 +26,7 @@ def loss(ws, x, y):
 def train(x, y, p, gen):
     dims = [p["d_in"], p["width"], p["width"], p["d_out"]]
     ws = [(p["init_std"] * torch.randn(i, o, generator=gen, dtype=torch.float64) / i ** 0.5).requires_grad_()
-          for i, o in zip(dims[:-1], dims[1:])]
+          for i, o in pairwise(dims)]
     opt = torch.optim.Adam(ws, lr=p["lr"])
     for _ in range(p["steps"]):
         out = x
@@ -79,7 +81,8 @@ def main():
     m["cut_min_second_diff"] = float(cut_min)
     m["full_min_second_diff"] = float(full_min)
     m["toy_full_barrier_rel"] = m["constructed_full_barrier_rel"]
-    m["toy_layer1_over_layer2"] = m["constructed_cut1_a_barrier_rel"] / m["constructed_cut2_a_barrier_rel"]
+    m["toy_layer1_over_layer2"] = (m["constructed_cut1_a_barrier_rel"] / m["constructed_cut2_a_barrier_rel"]
+                                   if m["constructed_cut2_a_barrier_rel"] != 0 else float("nan"))
     info = {"loss": "mean squared error / mean squared target", "grid": p["grid"], "toy_scale": c,
             "trained_final_loss_rel": [loss(a, x, y) / power, loss(b, x, y) / power]}
     write_metrics(run.args.metrics, m, info=info, arrays=arrays, arrays_path=run.args.arrays)

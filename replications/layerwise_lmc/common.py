@@ -130,3 +130,8 @@ def max_single(table, measure="train_loss"):
 
 def max_abs_single(table, measure="train_loss"):
     return max(abs(v[measure]) for v in table["layer"].values())
+
+
+def ratio(num, den):
+    """num / den, NaN (a failed metric) when den is 0: a pair without any barrier has no share to speak of."""
+    return num / den if den != 0 else float("nan")

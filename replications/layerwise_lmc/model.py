@@ -8,6 +8,8 @@
     `resnet18(norm_layer=nn.Identity)` with that stem). Convolutions have no bias, as in torchvision; the init is
     torchvision's (Kaiming normal, fan_out, for the convolutions; PyTorch's default for the head).
 """
+from itertools import pairwise
+
 from torch import nn
 from torch.nn import functional as F
 
@@ -20,9 +22,9 @@ class MLP(nn.Module):
         self.kind = kind
         dims = [d_input] + [width] * depth
         if kind == "relu":
-            self.hidden = nn.ModuleList(nn.Linear(i, o) for i, o in zip(dims[:-1], dims[1:]))
+            self.hidden = nn.ModuleList(nn.Linear(i, o) for i, o in pairwise(dims))
         elif kind == "bilinear":
-            self.hidden = nn.ModuleList(Bilinear(i, o, bias=True) for i, o in zip(dims[:-1], dims[1:]))
+            self.hidden = nn.ModuleList(Bilinear(i, o, bias=True) for i, o in pairwise(dims))
         else:
             raise ValueError(f"kind must be relu or bilinear, got {kind!r}")
         self.out = nn.Linear(dims[-1], n_classes)

@@ -80,9 +80,9 @@ def data_path(cfg, experiment):
 
 def analyses(paper):
     cfg, a = paper.cfg, paper.cfg["analysis"]
-    ck = lambda n: checkpoint_path(paper, n)  # noqa: E731
+    ck = lambda n: checkpoint_path(paper, n)
     pairs = [*a["depth_sweep"], a["shared_init"], a["bilinear"]]
-    params = lambda name: {**a, "device": cfg["device"], "dataset": _train(cfg, name)["dataset"]}  # noqa: E731
+    params = lambda name: {**a, "device": cfg["device"], "dataset": _train(cfg, name)["dataset"]}
     return [
         Analysis("barriers", script="analyze_barriers",
                  reads={"checkpoints": [ck(n) for n in pairs], "data": data_path(cfg, pairs[0])},
