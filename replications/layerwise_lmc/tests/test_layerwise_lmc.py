@@ -133,3 +133,23 @@ def test_deep_linear_single_layer_cut_is_convex_and_toy_pattern():
     assert base == pytest.approx(f.item())
     assert mid[2] == pytest.approx(base)  # W3 is the same in both
     assert mid[0] > mid[1]  # layer 1 scaled by (1 + c) / 2 = 2.5, layer 2 by (1 + 1/c) / 2 = 0.625
+
+
+def test_full_tier_training_path_runs_on_a_tiny_batch():
+    """The ResNet pair's path (SGD with momentum and weight decay, crop + flip, checkpoints 0 and 1) on 8 images."""
+    from types import SimpleNamespace
+
+    from shared.io.runtime import generator
+    from shared.pipeline.run import derive_seed
+
+    g = torch.Generator().manual_seed(0)
+    data = {"x_train": torch.randn(8, 3, 32, 32, generator=g), "y_train": torch.randint(0, 10, (8,), generator=g),
+            "x_test": torch.randn(4, 3, 32, 32, generator=g), "y_test": torch.randint(0, 10, (4,), generator=g)}
+    run = SimpleNamespace(generator=lambda base, stream, device="cpu": generator(derive_seed(base, stream), device))
+    specs = [{"model": "resnet18_nonorm", "n_classes": 10, "role": "a", "epoch": e, "order_seed": 0} for e in (0, 1)]
+    t = {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 4, "epochs": 1,
+         "augment": True}
+    torch.manual_seed(0)
+    states, history = train.train_one(model.build(specs[0]), specs, t, data, run, torch.device("cpu"))
+    assert sorted(states) == [0, 1] and len(history) == 1 and np.isfinite(history[0]["train_loss"])
+    assert not torch.equal(states[0]["conv1.weight"], states[1]["conv1.weight"])
