@@ -1,0 +1,58 @@
+"""Random-direction control (section 5.1, claim F8): for each layer group S of each depth-sweep pair, theta_A with
+S moved by r/2, r a Gaussian direction rescaled to |theta_B^S - theta_A^S| (the norm over all of S's entries),
+averaged over `random_draws` draws, against the averaging direction (S moved by (theta_B^S - theta_A^S)/2, i.e.
+the single-layer midpoint into A). Both as barriers against the full models' mean loss."""
+import numpy as np
+import torch
+
+from shared.nn.interpolation import interpolate, layer_groups
+from shared.pipeline.run import start_run, write_metrics
+
+from .common import Evaluator, barriers_of, load_data, load_pair, reference, states_at
+
+
+def random_point(a, b, keys, gen):
+    """theta_A with the entries `keys` moved by half a Gaussian direction of norm |theta_B^S - theta_A^S|."""
+    diff = torch.cat([(b[k] - a[k]).flatten().double() for k in keys]).norm()
+    noise = {k: torch.randn(a[k].shape, generator=gen, dtype=torch.float64) for k in keys}
+    scale = diff / torch.cat([v.flatten() for v in noise.values()]).norm()
+    return {**a, **{k: (a[k].double() + 0.5 * scale * noise[k]).to(a[k].dtype) for k in keys}}
+
+
+def main():
+    run = start_run("data", "metrics", "arrays", many=("checkpoints",))
+    p = run.params
+    data = load_data(run.args.data, p["dataset"])
+    gen = torch.Generator().manual_seed(p["random_seed"])
+    rows, labels, meta0 = [], [], None
+    for path in run.args.checkpoints:
+        models, specs, meta = load_pair(path)
+        meta0 = meta0 or meta
+        ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
+        a, b = states_at(models, specs)
+        ref = reference(ev(a), ev(b))
+        for group, keys in layer_groups(a).items():
+            avg = barriers_of(ev(interpolate(a, b, 0.5, keys, base="a")), ref)
+            rand = [barriers_of(ev(random_point(a, b, keys, gen)), ref) for _ in range(p["random_draws"])]
+            rows.append((avg["train_loss"], float(np.mean([r["train_loss"] for r in rand])),
+                         avg["test_loss"], float(np.mean([r["test_loss"] for r in rand]))))
+            labels.append(f"{meta['experiment']}:{group}")
+    r = np.array(rows)
+    m = {
+        "random_below_frac": float(np.mean(r[:, 1] < r[:, 0])),
+        "random_below_frac_test": float(np.mean(r[:, 3] < r[:, 2])),
+        "layers": len(rows),
+        "avg_over_random_median": float(np.median(r[:, 0] / np.maximum(r[:, 1], 1e-12))),
+        "random_barrier_max": float(r[:, 1].max()),
+    }
+    arrays = {"labels": np.array(labels), "averaging": r[:, 0], "random": r[:, 1],
+              "averaging_test": r[:, 2], "random_test": r[:, 3]}
+    write_metrics(run.args.metrics, m, meta0, info={"draws": p["random_draws"], "direction": "from A"},
+                  arrays=arrays, arrays_path=run.args.arrays)
+    print(m)
+    for lab, row in zip(labels, rows):
+        print(f"  {lab}: averaging {row[0]:.3f}, random {row[1]:.3f}")
+
+
+if __name__ == "__main__":
+    main()
