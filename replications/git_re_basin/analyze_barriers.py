@@ -8,9 +8,10 @@ midpoint-accuracy gain over naive, and the WM/naive ratio at the widest minus th
 """
 import numpy as np
 
+from shared.nn.interpolation import copy_state
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 METHODS = ("naive", "am", "wm")
 
@@ -25,7 +26,7 @@ def main():
         models, specs, meta = load_models(path)
         a, b = pair(models, specs, next(s["d_hidden"] for s in specs.values()))
         width = a.fc[0].out_features
-        spec, state_a, state_b = a.spec(), state(a), state(b)
+        spec, state_a, state_b = a.spec(), copy_state(a), copy_state(b)
         for method in METHODS:
             matched, info = match(method, a, spec, state_a, state_b, data, p)
             curve = curves(a, state_a, matched, lams, data)

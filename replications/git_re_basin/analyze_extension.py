@@ -1,9 +1,10 @@
 """Extension (ours, not in the paper): naive interpolation against weight matching for a bilinear MLP
 (shared.nn.bilinear.Bilinear hidden layers, spec bilinear_mlp_spec) at one width: does the data-free matching
 of Algorithm 1 also lower the barrier when the hidden units are products of two linear maps?"""
+from shared.nn.interpolation import copy_state
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 
 def main():
@@ -13,7 +14,7 @@ def main():
     lams = lambdas(p["lambdas"])
     models, specs, meta = load_models(run.args.checkpoint)
     a, b = pair(models, specs, p["width"], kind="bilinear")
-    spec, state_a, state_b = a.spec(), state(a), state(b)
+    spec, state_a, state_b = a.spec(), copy_state(a), copy_state(b)
     m, arrays = {}, {"lambdas": lams.numpy()}
     for method in ("naive", "wm"):
         matched, info = match(method, a, spec, state_a, state_b, data, p)

@@ -7,10 +7,11 @@
 """
 import torch
 
+from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, invert, random_permutation, weight_matching
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import load_data, load_models, pair, state
+from .common import load_data, load_models, pair
 
 
 def main():
@@ -25,7 +26,7 @@ def main():
         models, specs, meta = load_models(path)
         a, b = pair(models, specs, next(s["d_hidden"] for s in specs.values()))
         width, spec = a.fc[0].out_features, a.spec()
-        state_a, state_b = state(a), state(b)
+        state_a, state_b = copy_state(a), copy_state(b)
         if width == p["width"]:
             permuted = apply_permutation(spec, random_permutation(spec, state_b, gen), state_b)
             with torch.no_grad():

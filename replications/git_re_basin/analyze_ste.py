@@ -8,10 +8,11 @@ Minibatches: `epochs` passes over the training set in a seeded shuffled order, `
 import torch
 import torch.nn.functional as F
 
+from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, ste_matching
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, state, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
 
 
 def minibatches(data, epochs, batch_size, generator):
@@ -30,7 +31,7 @@ def main():
     lams = lambdas(p["lambdas"])
     models, specs, meta = load_models(run.args.checkpoint)
     a, b = pair(models, specs, p["width"])
-    spec, state_a, state_b = a.spec(), state(a), state(b)
+    spec, state_a, state_b = a.spec(), copy_state(a), copy_state(b)
     m, arrays = {}, {"lambdas": lams.numpy()}
     for method in ("naive", "wm"):
         matched, _ = match(method, a, spec, state_a, state_b, data, p)

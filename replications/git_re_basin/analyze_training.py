@@ -3,9 +3,10 @@ train/test loss barrier of naive interpolation and after weight matching, betwee
 epoch. The claim reads the final WM train barrier minus the largest WM train barrier at an earlier snapshot."""
 import numpy as np
 
+from shared.nn.interpolation import copy_state
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, state, summarise
+from .common import SPLITS, curves, lambdas, load_data, load_models, match, summarise
 
 
 def main():
@@ -22,7 +23,7 @@ def main():
     for epoch in sorted(by_epoch):
         (_, name_a), (_, name_b) = sorted(by_epoch[epoch])[:2]
         a, b = models[name_a], models[name_b]
-        spec, state_a, state_b = a.spec(), state(a), state(b)
+        spec, state_a, state_b = a.spec(), copy_state(a), copy_state(b)
         row = [epoch]
         for method in ("naive", "wm"):
             matched, _ = match(method, a, spec, state_a, state_b, data, p)

@@ -2,16 +2,17 @@
 between two models (loss and accuracy on the train and test sets at each lambda) with their barriers."""
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from shared.data import read_prepared
-from shared.nn.interpolation import barrier, interpolate
+from shared.nn.interpolation import barrier, loss_curve
 from shared.nn.permutation import activation_matching, apply_permutation, collect_activations, weight_matching
 from shared.pipeline.run import load_models as load_checkpoint
+from shared.train.supervised import evaluate
 
 from .model import build
 
 SPLITS = ("train", "test")
+EVAL_CHUNK = 4096  # images per forward pass when evaluating (the loss is summed per chunk in float32)
 
 
 def load_data(path):
@@ -33,35 +34,13 @@ def lambdas(n):
     return torch.linspace(0, 1, n)
 
 
-@torch.no_grad()
-def evaluate(model, x, y, batch=4096):
-    """(mean cross-entropy, accuracy) of `model` on (x, y)."""
-    loss, correct = 0.0, 0
-    for i in range(0, len(x), batch):
-        logits = model(x[i:i + batch])
-        loss += float(F.cross_entropy(logits, y[i:i + batch], reduction="sum"))
-        correct += int((logits.argmax(-1) == y[i:i + batch]).sum())
-    return loss / len(x), correct / len(x)
-
-
-def state(model):
-    """A copy of the model's state_dict: state_dict() shares storage with the parameters, so loading another state
-    into the model (as curves() does) would overwrite a state taken without copying."""
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
-
-
 def curves(model, state_a, state_b, lams, data):
-    """{f"{split}_{loss|acc}": array over lams} along (1 - lam) A + lam B. The model is left with B's weights; pass
-    states taken with state(), never model.state_dict() itself."""
-    out = {f"{s}_{q}": [] for s in SPLITS for q in ("loss", "acc")}
-    with torch.no_grad():
-        for lam in lams:
-            model.load_state_dict(interpolate(state_a, state_b, float(lam)))
-            for split in SPLITS:
-                loss, acc = evaluate(model, data[f"x_{split}"], data[f"y_{split}"])
-                out[f"{split}_loss"].append(loss)
-                out[f"{split}_acc"].append(acc)
-    return {k: np.array(v) for k, v in out.items()}
+    """{f"{split}_{loss|acc}": array over lams} along (1 - lam) A + lam B. The model is left with B's weights."""
+    def measure(m):
+        return {split: evaluate(m, data[f"x_{split}"], data[f"y_{split}"], chunk=EVAL_CHUNK) for split in SPLITS}
+    points = loss_curve(model, state_a, state_b, [float(t) for t in lams], measure)
+    return {f"{split}_{q}": np.array([p[split][i] for p in points])
+            for split in SPLITS for i, q in enumerate(("loss", "acc"))}
 
 
 def ratio(barrier_after, barrier_naive):

@@ -10,8 +10,9 @@ import torch.nn.functional as F
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.supervised import evaluate
 
-from .common import evaluate, load_data
+from .common import EVAL_CHUNK, load_data
 from .model import build
 
 
@@ -37,7 +38,7 @@ def train_one(model, data, o, generator, snapshot_epochs, name, spec):
             loss.backward()
             opt.step()
             total, seen = total + float(loss) * len(idx), seen + len(idx)
-        test_loss, test_acc = evaluate(model, data["x_test"], data["y_test"])
+        test_loss, test_acc = evaluate(model, data["x_test"], data["y_test"], chunk=EVAL_CHUNK)
         history.append({"epoch": epoch, "train_loss": total / seen, "test_loss": test_loss, "test_acc": test_acc})
         snapshot(epoch)
     return history, snaps, snap_specs

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from shared.data import read_prepared
-from shared.nn.interpolation import barrier, interpolate, layer_groups
+from shared.nn.interpolation import barrier, copy_state, interpolate, layer_groups
 from shared.pipeline.run import load_models as load_checkpoint
 
 from .model import build
@@ -69,8 +69,7 @@ def load_pair(path):
 def states_at(models, specs, epoch=None):
     """(state A, state B) at `epoch` (default: the last saved), as plain float tensors."""
     epoch = max(s["epoch"] for s in specs.values()) if epoch is None else epoch
-    return tuple({k: v.detach().clone() for k, v in models[f"{r}_e{epoch}"].state_dict().items()}
-                 for r in DIRECTIONS)
+    return tuple(copy_state(models[f"{r}_e{epoch}"]) for r in DIRECTIONS)
 
 
 class Evaluator:

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.supervised import evaluate
 
 from .common import experiment_spec, load_data, run_specs
 from .model import build
@@ -29,14 +30,6 @@ def crop_flip(x, gen):
     out = padded[torch.arange(n, device=x.device)[:, None, None, None], torch.arange(c, device=x.device)[None, :, None, None],
                  rows, cols]
     return torch.where(flip[:, None, None, None], out.flip(3), out)
-
-
-@torch.no_grad()
-def accuracy(model, x, y, chunk=4096):
-    model.eval()
-    correct = sum((model(x[i: i + chunk]).argmax(-1) == y[i: i + chunk]).sum().item() for i in range(0, len(x), chunk))
-    model.train()
-    return correct / len(x)
 
 
 def train_one(model, specs, t, data, run, device):
@@ -69,7 +62,7 @@ def train_one(model, specs, t, data, run, device):
         row = {"epoch": epoch, "train_loss": total.item() / (n // bs)}
         if epoch in saved_epochs:
             states[epoch] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-            row["test_acc"] = accuracy(model, data["x_test"].to(device), data["y_test"].to(device))
+            row["test_acc"] = evaluate(model, data["x_test"].to(device), data["y_test"].to(device), chunk=4096)[1]
             print(f"  {specs[0]['role']} epoch {epoch}: train loss {row['train_loss']:.4f}, "
                   f"test acc {row['test_acc']:.4f}", flush=True)
         history.append(row)

@@ -15,6 +15,13 @@ import torch
 FORMS = ("mean", "chord")
 
 
+def copy_state(source):
+    """A copy of a state_dict (or of a model's) that no later load_state_dict can overwrite: model.state_dict()
+    shares storage with the parameters, so loading another state into the model changes a state taken without it."""
+    state = source.state_dict() if hasattr(source, "state_dict") else source
+    return {k: v.detach().clone() for k, v in state.items()}
+
+
 def layer_groups(state):
     """{module name: [keys]} in state_dict order; a key without a dot is its own group."""
     groups = {}
@@ -40,8 +47,9 @@ def interpolate(state_a, state_b, lam, keys=None, base="a"):
 def loss_curve(model, state_a, state_b, lams, evaluate, keys=None, base="a"):
     """[evaluate(model) for each lam], without gradients, the model loaded with interpolate(a, b, lam, keys, base).
 
-    The model keeps the last point's weights."""
-    out = []
+    The endpoints are copied first, so model.state_dict() itself may be passed as either; the model keeps the last
+    point's weights."""
+    state_a, state_b, out = copy_state(state_a), copy_state(state_b), []
     with torch.no_grad():
         for lam in lams:
             model.load_state_dict(interpolate(state_a, state_b, lam, keys, base))

@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from replications.git_re_basin import common, counterexample, model
+from replications.git_re_basin import counterexample, model
+from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, invert, random_permutation, weight_matching
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import load_papers
@@ -37,7 +38,7 @@ def test_counterexample_endpoints_perfect_and_every_permutation_has_a_barrier():
 def test_permuted_model_same_function_and_planted_recovered(kind):
     torch.manual_seed(0)
     net = model.build({"kind": kind, "d_input": 6, "d_hidden": 8, "n_hidden": 3, "n_classes": 3}).double()
-    spec, state = net.spec(), common.state(net)
+    spec, state = net.spec(), copy_state(net)
     pi = random_permutation(spec, state, torch.Generator().manual_seed(1))
     x = torch.randn(5, 6, dtype=torch.float64)
     before = net(x)
@@ -49,7 +50,7 @@ def test_permuted_model_same_function_and_planted_recovered(kind):
 
 def test_state_is_a_copy():
     net = model.build({"d_input": 4, "d_hidden": 3, "n_hidden": 1, "n_classes": 2})
-    saved = common.state(net)
+    saved = copy_state(net)
     with torch.no_grad():
         net.fc[0].weight.zero_()
     assert saved["fc.0.weight"].abs().sum() > 0
