@@ -1,4 +1,5 @@
-"""Correlation statistics the analyses share: Pearson (torch) and Spearman (scipy)."""
+"""Statistics the analyses share: Pearson (torch) and Spearman (scipy) correlations, a least-squares slope with its
+standard error (scaling exponents), and the crossing point of a rate curve (phase boundaries)."""
 import numpy as np
 from scipy.stats import spearmanr
 
@@ -15,3 +16,33 @@ def spearman(x, y):
     as the hand-written version this replaces did (same value to 1e-16); nan when either side is constant, and nan
     when either holds a NaN (the old one ranked NaNs last and returned a number)."""
     return float(spearmanr(np.asarray(x, float), np.asarray(y, float)).statistic)
+
+
+def linear_fit(x, y):
+    """Ordinary least squares y = slope * x + intercept, with the slope's standard error (needs >= 3 points) and
+    R^2: the fitted exponent of a scaling law when x, y are logs. Returns a dict of floats."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 3:
+        raise ValueError(f"a slope with an uncertainty needs at least 3 points, got {len(x)}")
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    spread = ((x - x.mean()) ** 2).sum()
+    stderr = float(np.sqrt((residual ** 2).sum() / (len(x) - 2) / spread)) if spread > 0 else float("nan")
+    total = ((y - y.mean()) ** 2).sum()
+    r2 = float(1 - (residual ** 2).sum() / total) if total > 0 else float("nan")
+    return {"slope": float(slope), "intercept": float(intercept), "slope_stderr": stderr, "r2": r2, "n": len(x)}
+
+
+def crossing(x, rate, level=0.5):
+    """The first x at which `rate` (sampled at increasing x) reaches `level`, interpolated linearly between the
+    two samples around it; nan if it never does, x[0] if it starts there (a boundary such as the training fraction
+    at which half the seeds generalise)."""
+    x, rate = np.asarray(x, float), np.asarray(rate, float)
+    above = np.nonzero(rate >= level)[0]
+    if len(above) == 0:
+        return float("nan")
+    i = above[0]
+    if i == 0:
+        return float(x[0])
+    x0, x1, r0, r1 = x[i - 1], x[i], rate[i - 1], rate[i]
+    return float(x0 + (level - r0) * (x1 - x0) / (r1 - r0))

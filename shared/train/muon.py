@@ -9,21 +9,22 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
 def newton_schulz(g, steps=5, dtype=None):
-    """Approximately orthogonalise g: U S' V^T with S' roughly in [0.5, 1.5] rather than U V^T (g = U S V^T).
+    """Approximately orthogonalise g, or each matrix of a stack (..., rows, cols): U S' V^T with S' roughly in
+    [0.5, 1.5] rather than U V^T (g = U S V^T).
 
     The quintic's coefficients maximise the slope at zero, so few steps lift small singular values at the price of
     not converging to exactly 1. Dividing by the Frobenius norm puts the spectral norm at most 1 to start.
     """
     a, b, c = NS_COEFFICIENTS
     x = g.to(torch.float32 if dtype is None else dtype)
-    tall = x.size(0) > x.size(1)
+    tall = x.size(-2) > x.size(-1)
     if tall:  # iterate on the wide orientation, so x @ x.T is the smaller Gram matrix
-        x = x.T
-    x = x / (x.norm() + 1e-7)
+        x = x.mT
+    x = x / (x.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # leading axes, if any, are a stack of matrices
     for _ in range(steps):
-        A = x @ x.T
+        A = x @ x.mT
         x = a * x + (b * A + c * A @ A) @ x
-    return x.T if tall else x
+    return x.mT if tall else x
 
 
 class Muon(torch.optim.Optimizer):
