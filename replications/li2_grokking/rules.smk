@@ -38,9 +38,7 @@ rule train:
                 "experiment": w.experiment,
                 **{k: P.cfg[k] for k in ("device", "activation", "lr", "critical_c")},
                 "analysis": P.cfg["analysis"],
-                "section": P.cfg[
-                    "scaling" if w.experiment.startswith("scaling") else w.experiment
-                ],
+                "section": P.cfg["scaling" if w.experiment.startswith("scaling") else w.experiment],
             }
         ),
     shell:
