@@ -74,7 +74,7 @@ def main():
     rep_hist = arr(h, "repulsion")
 
     # width test (eta = 0)
-    w_models, w_specs, _ = load_models(run.args.width)
+    _, w_specs, _ = load_models(run.args.width)
     wh = read_json(run.args.width_history)["history"]
     labels = sorted(w_specs, key=lambda k: w_specs[k]["width"])
     widths = np.array([w_specs[k]["width"] for k in labels])

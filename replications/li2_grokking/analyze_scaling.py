@@ -21,12 +21,11 @@ def main():
     p = run.params
     mults = np.array(p["scaling"]["multipliers"], dtype=float)
     seeds = p["scaling"]["seeds"]
-    orders, rates, boundaries, finals, meta, brackets, soft = [], [], [], [], None, [], []
+    orders, rates, boundaries, finals, brackets, soft = [], [], [], [], [], []
     m = {}
     for path in run.args.histories:
         data = read_json(path)
-        meta = meta or data
-        (label, h), = data["history"].items()
+        (h,) = data["history"].values()
         spec = data["runs"][0]
         order = spec["order"]
         final = np.array(h["test_acc"][-1]).reshape(len(mults), len(seeds))

@@ -47,8 +47,8 @@ def members(section, experiment, c):
 
 def widths(section):
     """The widths of the width experiment: round(ratio * n) for n the number of training pairs."""
-    n = int(round(section["fraction"] * section["order"] ** 2))
-    return n, [max(1, int(round(r * n))) for r in section["width_over_n"]]
+    n = round(section["fraction"] * section["order"] ** 2)
+    return n, [max(1, round(r * n)) for r in section["width_over_n"]]
 
 
 def feature_stats(state, components, purity, norm_share):
