@@ -59,6 +59,9 @@ def main():
     boot = np.array(boot)
     boundary_sd = float(np.nanstd(boot)) if np.isfinite(boot).sum() > 1 else float("nan")
 
+    above = np.nonzero(rate >= 0.5)[0]  # the grid interval the crossing lies in (the bootstrap cannot resolve below it)
+    bracket = (grid[above[0] - 1], grid[above[0]]) if len(above) and above[0] > 0 else (math.nan, math.nan)
+
     gen = np.isfinite(t_test) & (t_test > 0)
     fit = linear_fit(fractions[gen], np.log(t_test[gen])) if gen.sum() >= 3 and len(set(fractions[gen])) > 1 else None
 
@@ -79,6 +82,8 @@ def main():
         "lowest_fraction_test_acc_max": float(final_test[low].max()),
         "boundary_fraction": boundary,
         "boundary_fraction_sd": boundary_sd,
+        "boundary_bracket_low": float(bracket[0]),
+        "boundary_bracket_high": float(bracket[1]),
         "log_steps_vs_fraction_slope": fit["slope"] if fit else float("nan"),
         "log_steps_vs_fraction_slope_stderr": fit["slope_stderr"] if fit else float("nan"),
         "log_steps_vs_fraction_slope_upper": fit["slope"] + 2 * fit["slope_stderr"] if fit else float("nan"),

@@ -1,5 +1,4 @@
 """Train and test accuracy against step for the members at the main training fraction (delayed generalisation)."""
-import numpy as np
 
 from shared.pipeline.plots import figure_args, save, subplots
 

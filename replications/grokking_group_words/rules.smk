@@ -34,11 +34,7 @@ rule train:
                 "experiment": w.experiment,
                 "device": P.cfg["device"],
                 "word": P.cfg["word"],
-                **(
-                    {"grok": P.cfg["grok"]}
-                    if w.experiment == "grok"
-                    else {"width": P.cfg["width"]}
-                ),
+                **({"grok": P.cfg["grok"]} if w.experiment == "grok" else {"width": P.cfg["width"]}),
             }
         ),
     shell:
