@@ -52,7 +52,8 @@ def explicit(layer):
     if name == "Kronecker":
         return torch.kron(layer.a, layer.b)
     if name == "Monarch":
-        b, n = layer.blocks, layer.d_out // b
+        b = layer.blocks
+        n = layer.d_out // b
         right, left = torch.block_diag(*layer.right), torch.block_diag(*layer.left)
         perm = torch.zeros(layer.d_out, layer.d_out, dtype=right.dtype)
         for i in range(b):
