@@ -7,11 +7,10 @@ import math
 import numpy as np
 import torch
 
-from shared.io.files import write_json
-from shared.nn.structured import build as build_layer, split
-from shared.pipeline.run import start_run
-
 from shared.nn.parametrization import factor_table, initialize
+from shared.nn.structured import build as build_layer
+from shared.nn.structured import split
+from shared.pipeline.run import start_run, write_metrics
 
 from .model import EXPANSION, StructuredMLP, options, table
 
@@ -80,6 +79,8 @@ def main():
                 initialize(table_of(layer), gen)
                 params, macs = formula(structure, d_in, d_out, opts)
                 count_diff = max(count_diff, abs(layer.n_params() - params), abs(layer.macs() - macs))
+                if width > p["identity_max_width"]:  # the explicit matrix of a 16384-wide layer is 8 GB
+                    continue
                 x = torch.randn(p["identity_inputs"], d_in, generator=gen, dtype=torch.float64)
                 with torch.no_grad():
                     w = explicit(layer)
@@ -91,8 +92,7 @@ def main():
                                   abs(sq.macs() - square_formula(structure, width, opts)[1]))
             # muP init: the spectral norm of each factor (each block of a batched factor) over sqrt(fan_out/fan_in).
             torch.manual_seed(p["seed"])
-            model = StructuredMLP(structure, width, p["d_input"], p["n_classes"], 1, **{
-                "btt_rank": p["model"]["btt_rank"], "monarch_blocks": p["model"]["monarch_blocks"]})
+            model = StructuredMLP(structure, width, p["d_input"], p["n_classes"], 1, btt_rank=p["model"]["btt_rank"], monarch_blocks=p["model"]["monarch_blocks"])
             rows = table(model, "aware")
             initialize(rows, gen)
             for row in rows:
@@ -104,8 +104,8 @@ def main():
     metrics = {"count_formula_max_abs_diff": count_diff, "square_formula_max_abs_diff": square_diff,
                "explicit_matrix_max_rel_err": matrix_err,
                "init_norm_ratio_min": min(norms), "init_norm_ratio_max": max(norms)}
-    np.savez(run.args.arrays, init_norm_ratio=np.array(norms))
-    write_json(run.args.metrics, {"metrics": metrics, "skipped": {}, "info": {"n_factors": len(norms)}})
+    write_metrics(run.args.metrics, metrics, info={"n_factors": len(norms)},
+                  arrays={"init_norm_ratio": np.array(norms)}, arrays_path=run.args.arrays)
     print(metrics)
 
 

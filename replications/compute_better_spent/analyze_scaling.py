@@ -3,11 +3,12 @@ train loss and of log test error against log hidden-layer MACs; exponent = -slop
 matched compute (each family's width whose hidden MACs are closest in log to the widest dense model's), the
 naive-lr penalty at the widest BTT and Kronecker widths, and monotonicity in width."""
 import math
+from itertools import pairwise
 
 import numpy as np
 
-from shared.io.files import read_json, write_json
-from shared.pipeline.run import start_run
+from shared.io.files import read_json
+from shared.pipeline.run import start_run, write_metrics
 from shared.stats import linear_fit
 
 STRUCTURED = ("btt", "monarch", "kronecker", "low_rank")
@@ -31,7 +32,7 @@ def main():
     metrics, info = {}, {"base_lr": tune["lr"], "lr_grid_losses": tune["losses"], "exponents": {}}
 
     # Monotone in width (aware arm): the number of width steps at which the final train loss rises.
-    violations = {s: int(sum(b["train_loss"] > a["train_loss"] for a, b in zip(rows, rows[1:])))
+    violations = {s: int(sum(b["train_loss"] > a["train_loss"] for a, b in pairwise(rows)))
                   for s, rows in curves.items()}
     info["monotone_violations"] = violations
     metrics["aware_monotone_violations_max"] = max(violations.values())
@@ -74,8 +75,7 @@ def main():
             arrays[f"{arm}/{s}/macs"] = np.array([r["hidden_macs"] for r in rows], float)
             arrays[f"{arm}/{s}/loss"] = np.array([r["train_loss"] for r in rows], float)
             arrays[f"{arm}/{s}/test_error"] = np.array([r["test_error"] for r in rows], float)
-    np.savez(run.args.arrays, **arrays)
-    write_json(run.args.metrics, {"metrics": metrics, "skipped": {}, "info": info})
+    write_metrics(run.args.metrics, metrics, meta=aware["meta"], info=info, arrays=arrays, arrays_path=run.args.arrays)
     print(metrics)
 
 

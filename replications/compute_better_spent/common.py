@@ -40,6 +40,10 @@ def batches(n, batch_size, steps, generator):
     return order[:steps]
 
 
+def to_device(data, device):
+    return {k: v.to(device) for k, v in data.items()}
+
+
 def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1):
     """AdamW (wd 0) over the given batches with a per-step cosine schedule from each group's lr to 0. Returns the
     per-step train losses, the final train loss (mean of the last `tail` fraction of steps), test loss and error."""
@@ -47,6 +51,7 @@ def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1
     base = [g["lr"] for g in groups]
     losses = []
     for step, idx in enumerate(order):
+        idx = idx.to(data["x_train"].device)
         scale = 0.5 * (1 + math.cos(math.pi * step / steps))
         for g, lr in zip(opt.param_groups, base):
             g["lr"] = lr * scale
@@ -55,7 +60,7 @@ def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    last = max(1, int(round(tail * steps)))
+    last = max(1, round(tail * steps))
     with torch.no_grad():
         logits = model(data["x_test"])
         test_loss = F.cross_entropy(logits, data["y_test"]).item()

@@ -81,6 +81,6 @@ def analyses(paper):
         Analysis("identities", script="analyze_identities", reads={},
                  params={"widths": cfg["widths"], "model": cfg["model"], "d_input": cfg["d_input"],
                          "n_classes": cfg["n_classes"], "seed": cfg["seed"],
-                         "identity_inputs": cfg["analysis"]["identity_inputs"]},
+                         **cfg["analysis"]},
                  figures=("init_norms",)),
     ]

@@ -7,7 +7,7 @@ import torch
 from shared.io.files import read_json, write_json
 from shared.pipeline.run import start_run
 
-from .common import batches, load_images, run_name, spec_of, train_model
+from .common import batches, load_images, run_name, spec_of, to_device, train_model
 from .model import build, dense_base_multipliers, param_groups
 
 
@@ -15,7 +15,7 @@ def main():
     run = start_run("data", "lr", "out")
     p = run.params
     arm = p["arm"]
-    data = load_images(run.args.data)
+    data = to_device(load_images(run.args.data), run.device)
     lr = read_json(run.args.lr)["lr"]
     order = batches(len(data["y_train"]), p["batch_size"], p["steps"], run.generator(p["seed"], "batches"))
     runs = {}
@@ -26,6 +26,7 @@ def main():
             spec = spec_of(p, structure, width)
             torch.manual_seed(p["seed"])
             model, rows = build(spec, arm, run.generator(p["seed"], "init"))
+            model.to(run.device)
             result = train_model(model, param_groups(rows, lr, dense_base_multipliers(spec, p["base_width"])),
                                  data, order, p["steps"], p["label_smoothing"], p["tail"])
             result.update(structure=structure, width=width, arm=arm, lr=lr, hidden_macs=model.hidden_macs(),
@@ -33,7 +34,9 @@ def main():
             runs[run_name(structure, width, arm)] = result
             print(f"{arm} {structure} w={width} macs={model.hidden_macs()}: loss {result['train_loss']:.4f} "
                   f"test err {result['test_error']:.3f}", flush=True)
-    write_json(run.args.out, {"arm": arm, "lr": lr, "steps": p["steps"], "runs": runs})
+    meta = run.meta([{"name": name, "seed": p["seed"], "structure": r["structure"], "width": r["width"]}
+                     for name, r in runs.items()], experiment=arm)
+    write_json(run.args.out, {"arm": arm, "lr": lr, "steps": p["steps"], "runs": runs, "meta": meta})
 
 
 if __name__ == "__main__":

@@ -9,20 +9,21 @@ from shared.io.files import write_json
 from shared.pipeline.run import start_run
 from shared.train.lr_sweep import optimal_on_grid
 
-from .common import batches, load_images, spec_of, train_model
+from .common import batches, load_images, spec_of, to_device, train_model
 from .model import build, dense_base_multipliers, param_groups
 
 
 def main():
     run = start_run("data", "out")
     p = run.params
-    data = load_images(run.args.data)
+    data = to_device(load_images(run.args.data), run.device)
     spec = spec_of(p, "dense", p["base_width"])
     order = batches(len(data["y_train"]), p["batch_size"], p["steps"], run.generator(p["seed"], "batches"))
     losses = []
     for lr in p["lr_grid"]:
         torch.manual_seed(p["seed"])
         model, rows = build(spec, "aware", run.generator(p["seed"], "init"))
+        model.to(run.device)
         result = train_model(model, param_groups(rows, lr, dense_base_multipliers(spec, p["base_width"])), data,
                              order, p["steps"], p["label_smoothing"], p["tail"])
         losses.append(result["train_loss"])

@@ -19,7 +19,7 @@ SPEC = {"d_input": 784, "n_classes": 10, "depth": 1, "btt_rank": 1, "monarch_blo
 @pytest.mark.parametrize("structure,width", [("dense", 32), ("btt", 64), ("monarch", 64), ("kronecker", 64),
                                              ("low_rank", 64)])
 def test_model_runs_and_counts(structure, width):
-    model, rows = build({**SPEC, "structure": structure, "width": width}, "aware", torch.Generator().manual_seed(0))
+    model, _ = build({**SPEC, "structure": structure, "width": width}, "aware", torch.Generator().manual_seed(0))
     assert model(torch.randn(3, 784)).shape == (3, 10)
     assert torch.all(model(torch.randn(3, 784)) == 0)  # zero-init head
     opts = options(structure, width, SPEC)
