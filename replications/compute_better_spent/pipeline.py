@@ -1,0 +1,86 @@
+"""compute_better_spent: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+data (the registry's mnist_5k, or cifar10 at the full tier) -> tune (the base lr: dense at the base width on a
+small grid) -> train (one job per arm: structure-aware and naive lr, every structure and width) -> analyses
+(scaling: loss against compute and the fitted exponents; identities: counts, explicit matrices, init norms)
+-> figures -> report. The layer benchmark (rule benchmark) is run by `snakemake benchmarks` only.
+"""
+import math
+
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import Analysis, Resources
+
+ARMS = ("aware", "naive")
+STRUCTURES = ("dense", "btt", "monarch", "kronecker", "low_rank")
+EXPANSION = 4  # model.EXPANSION, restated so that parsing imports no torch
+DATASETS = {"mnist_5k": {"d_input": 784, "n_classes": 10, "train": 4000},
+            "cifar10": {"d_input": 3072, "n_classes": 10, "train": 50000}}
+
+RESOURCES = {
+    "tune": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
+    "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=1440),
+    "analyze": Resources(),
+    "benchmark": Resources(gpu=True, runtime=30),  # one thread on CPU, as the quick tier trains
+}
+BENCHMARKS = ("compute_better_spent",)  # results/benchmarks/compute_better_spent.json: rule benchmark
+
+
+def check(cfg):
+    """Cross-key checks the schema cannot express; like it, they run before any job."""
+    data = DATASETS[cfg["dataset"]]
+    for key in ("d_input", "n_classes"):
+        if cfg[key] != data[key]:
+            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {data[key]})")
+    if cfg["batch_size"] > data["train"]:
+        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the {data['train']} training images "
+                          f"(allowed: 1 .. {data['train']})")
+    widths = cfg["widths"]
+    for s in STRUCTURES:
+        if s not in widths:
+            raise ConfigError(f"'widths': structure {s!r} is missing (allowed: every one of {', '.join(STRUCTURES)})")
+        if len(widths[s]) < 3:
+            raise ConfigError(f"'widths.{s}': {widths[s]} has fewer than 3 widths, and a fitted exponent with an "
+                              f"uncertainty needs 3 (allowed: 3 or more widths)")
+    b = cfg["model"]["monarch_blocks"]
+    for w in widths["monarch"] + [cfg["base_width"]]:
+        if w % b:
+            raise ConfigError(f"'widths.monarch': width {w} is not divisible by monarch_blocks = {b} "
+                              f"(allowed: multiples of {b}; the base width too)")
+    for s in ("btt", "kronecker", "low_rank"):
+        for w in widths[s]:
+            if math.isqrt(w) ** 2 != w:
+                raise ConfigError(f"'widths.{s}': {w} is not a perfect square (allowed: perfect squares, so that "
+                                  f"the factorisation is the paper's square one)")
+
+
+def data_path(cfg):
+    return f"data/prepared/{cfg['dataset']}.safetensors"
+
+
+def tune_path(paper):
+    return paper.out("models/tune.json")
+
+
+def history_path(paper, arm):
+    return paper.out(f"models/{arm}.json")
+
+
+def train_params(cfg):
+    keys = ("d_input", "n_classes", "model", "batch_size", "steps", "label_smoothing", "tail", "seed", "base_width",
+            "device")
+    return {k: cfg[k] for k in keys}
+
+
+def analyses(paper):
+    cfg = paper.cfg
+    return [
+        Analysis("scaling", script="analyze_scaling",
+                 reads={"aware": history_path(paper, "aware"), "naive": history_path(paper, "naive"),
+                        "tune": tune_path(paper)},
+                 params={}, figures=("scaling",)),
+        Analysis("identities", script="analyze_identities", reads={},
+                 params={"widths": cfg["widths"], "model": cfg["model"], "d_input": cfg["d_input"],
+                         "n_classes": cfg["n_classes"], "seed": cfg["seed"],
+                         **cfg["analysis"]},
+                 figures=("init_norms",)),
+    ]

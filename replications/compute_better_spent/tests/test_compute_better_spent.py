@@ -1,0 +1,63 @@
+"""Fast checks of the model, the learning-rate groups, the explicit matrices and the config checks."""
+import copy
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from replications.compute_better_spent import pipeline
+from replications.compute_better_spent.analyze_identities import explicit, formula, table_of
+from replications.compute_better_spent.model import build, dense_base_multipliers, options, param_groups
+from shared.nn.parametrization import initialize
+from shared.nn.structured import build as build_layer
+from shared.pipeline.config import ConfigError, load_paper_config
+
+SPEC = {"d_input": 784, "n_classes": 10, "depth": 1, "btt_rank": 1, "monarch_blocks": 4}
+
+
+@pytest.mark.parametrize("structure,width", [("dense", 32), ("btt", 64), ("monarch", 64), ("kronecker", 64),
+                                             ("low_rank", 64)])
+def test_model_runs_and_counts(structure, width):
+    model, _ = build({**SPEC, "structure": structure, "width": width}, "aware", torch.Generator().manual_seed(0))
+    assert model(torch.randn(3, 784)).shape == (3, 10)
+    assert torch.all(model(torch.randn(3, 784)) == 0)  # zero-init head
+    opts = options(structure, width, SPEC)
+    expected = sum(formula(structure, a, b, opts)[1] for a, b in ((width, 4 * width), (4 * width, width)))
+    assert model.hidden_macs() == expected
+
+
+def test_lr_groups_follow_the_paper():
+    spec = {**SPEC, "structure": "btt", "width": 1024}
+    base = dense_base_multipliers(spec, 64)
+    aware = {g["name"]: g["lr"] for g in param_groups(build(spec, "aware")[1], 1.0, base)}
+    naive = {g["name"]: g["lr"] for g in param_groups(build(spec, "naive")[1], 1.0, base)}
+    # aware: 64 / (k fan_in_f) with fan_in 32 for core1 of 1024 -> 4096; naive: 64 / 1024 for every factor
+    assert math.isclose(aware["up0.core1"], 64 / (2 * 32))
+    assert math.isclose(naive["up0.core1"], 64 / 1024) and math.isclose(naive["up0.core2"], 64 / 1024)
+    dense = {g["name"]: g["lr"] for g in param_groups(build({**SPEC, "structure": "dense", "width": 64})[1], 1.0,
+                                                      base)}
+    assert all(math.isclose(v, 1.0) for v in dense.values())  # the base model trains at the base lr
+
+
+@pytest.mark.parametrize("structure,opts", [("btt", {"rank": 2}), ("monarch", {"blocks": 4}), ("kronecker", {}),
+                                            ("low_rank", {"rank": 3}), ("dense", {})])
+def test_explicit_matrix(structure, opts):
+    layer = build_layer(structure, 16, 64, **opts).double()
+    initialize(table_of(layer), torch.Generator().manual_seed(1))
+    x = torch.randn(4, 16, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(layer(x), x @ explicit(layer).T, atol=1e-12)
+
+
+def test_config_checks():
+    cfg = load_paper_config(Path(pipeline.__file__).parent, "quick")
+    pipeline.check(cfg)
+    bad = copy.deepcopy(cfg)
+    bad["widths"]["btt"] = [64, 200, 1024]
+    with pytest.raises(ConfigError, match="perfect square"):
+        pipeline.check(bad)
+    bad = copy.deepcopy(cfg)
+    bad["widths"]["monarch"] = [64, 130, 256]
+    with pytest.raises(ConfigError, match="divisible"):
+        pipeline.check(bad)
