@@ -1,6 +1,4 @@
 """One-step optimal learning rate against width: muP, SP and NTP (seed mean +- std), eta*_inf and a 1/n line."""
-import numpy as np
-
 from shared.pipeline.plots import figure_args, save, subplots
 
 args, a = figure_args()
