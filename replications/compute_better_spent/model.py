@@ -90,9 +90,3 @@ def dense_base_multipliers(spec, base_width):
     with torch.device("meta"):
         dense = StructuredMLP("dense", base_width, spec["d_input"], spec["n_classes"], spec.get("depth", 1))
     return {row["name"].split(".")[0]: row["lr_mult"] for row in table(dense, "aware")}
-
-
-def param_groups(rows, lr, base):
-    """One AdamW group per factor: lr * its multiplier / the multiplier of its layer's dense form at base width."""
-    return [{"params": [r["param"]], "lr": lr * r["lr_mult"] / base[r["name"].split(".")[0]], "name": r["name"]}
-            for r in rows]

@@ -5,10 +5,11 @@ the same batches. Writes the history and final metrics of each run as JSON (no c
 import torch
 
 from shared.io.files import read_json, write_json
+from shared.nn.parametrization import param_groups
 from shared.pipeline.run import start_run
 
 from .common import batches, load_images, run_name, spec_of, to_device, train_model
-from .model import build, dense_base_multipliers, param_groups
+from .model import build, dense_base_multipliers
 
 
 def main():
@@ -27,7 +28,7 @@ def main():
             torch.manual_seed(p["seed"])
             model, rows = build(spec, arm, run.generator(p["seed"], "init"))
             model.to(run.device)
-            result = train_model(model, param_groups(rows, lr, dense_base_multipliers(spec, p["base_width"])),
+            result = train_model(model, param_groups(rows, lr, base_layers=dense_base_multipliers(spec, p["base_width"])),
                                  data, order, p["steps"], p["label_smoothing"], p["tail"])
             result.update(structure=structure, width=width, arm=arm, lr=lr, hidden_macs=model.hidden_macs(),
                           total_macs=model.total_macs(), n_params=sum(t.numel() for t in model.parameters()))

@@ -6,11 +6,12 @@ import math
 import torch
 
 from shared.io.files import write_json
+from shared.nn.parametrization import param_groups
 from shared.pipeline.run import start_run
 from shared.train.lr_sweep import optimal_on_grid
 
 from .common import batches, load_images, spec_of, to_device, train_model
-from .model import build, dense_base_multipliers, param_groups
+from .model import build, dense_base_multipliers
 
 
 def main():
@@ -24,7 +25,7 @@ def main():
         torch.manual_seed(p["seed"])
         model, rows = build(spec, "aware", run.generator(p["seed"], "init"))
         model.to(run.device)
-        result = train_model(model, param_groups(rows, lr, dense_base_multipliers(spec, p["base_width"])), data,
+        result = train_model(model, param_groups(rows, lr, base_layers=dense_base_multipliers(spec, p["base_width"])), data,
                              order, p["steps"], p["label_smoothing"], p["tail"])
         losses.append(result["train_loss"])
         print(f"dense w={p['base_width']} lr={lr:g}: train loss {result['train_loss']:.4f}", flush=True)

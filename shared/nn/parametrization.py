@@ -69,11 +69,17 @@ def initialize(rows, generator=None, zero=()):
             row["param"].normal_(0.0, row["init_std"], generator=generator)
 
 
-def param_groups(rows, lr, base_rows=None):
-    """Optimizer parameter groups with lr = lr * mult / base_mult, base taken row by row from `base_rows` (the
-    same model at its base width; the names must match), or the absolute multipliers when base_rows is None."""
+def param_groups(rows, lr, base_rows=None, base_layers=None):
+    """Optimizer parameter groups with lr = lr * mult / base_mult. The base is taken row by row from `base_rows`
+    (the same model at its base width; the names must match), or per layer from `base_layers` ({layer name: mult},
+    e.g. the multiplier of each layer's dense form at the base width, which Qiu et al.'s lr is relative to), or is
+    1 (absolute multipliers) when neither is given."""
+    if base_rows is not None and base_layers is not None:
+        raise ValueError("give base_rows or base_layers, not both")
     base = {r["name"]: r["lr_mult"] for r in base_rows} if base_rows is not None else {}
     if base_rows is not None and set(base) != {r["name"] for r in rows}:
         raise ValueError("base_rows must list the same factors as rows (the same model at its base width)")
+    if base_layers is not None:
+        base = {r["name"]: base_layers[r["name"].split(".")[0]] for r in rows}
     return [{"params": [r["param"]], "lr": lr * r["lr_mult"] / base.get(r["name"], 1.0), "name": r["name"]}
             for r in rows]

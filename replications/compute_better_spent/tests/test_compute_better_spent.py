@@ -8,8 +8,8 @@ import torch
 
 from replications.compute_better_spent import pipeline
 from replications.compute_better_spent.analyze_identities import explicit, formula, table_of
-from replications.compute_better_spent.model import build, dense_base_multipliers, options, param_groups
-from shared.nn.parametrization import initialize
+from replications.compute_better_spent.model import build, dense_base_multipliers, options
+from shared.nn.parametrization import initialize, param_groups
 from shared.nn.structured import build as build_layer
 from shared.pipeline.config import ConfigError, load_paper_config
 
@@ -30,13 +30,13 @@ def test_model_runs_and_counts(structure, width):
 def test_lr_groups_follow_the_paper():
     spec = {**SPEC, "structure": "btt", "width": 1024}
     base = dense_base_multipliers(spec, 64)
-    aware = {g["name"]: g["lr"] for g in param_groups(build(spec, "aware")[1], 1.0, base)}
-    naive = {g["name"]: g["lr"] for g in param_groups(build(spec, "naive")[1], 1.0, base)}
+    aware = {g["name"]: g["lr"] for g in param_groups(build(spec, "aware")[1], 1.0, base_layers=base)}
+    naive = {g["name"]: g["lr"] for g in param_groups(build(spec, "naive")[1], 1.0, base_layers=base)}
     # aware: 64 / (k fan_in_f) with fan_in 32 for core1 of 1024 -> 4096; naive: 64 / 1024 for every factor
     assert math.isclose(aware["up0.core1"], 64 / (2 * 32))
     assert math.isclose(naive["up0.core1"], 64 / 1024) and math.isclose(naive["up0.core2"], 64 / 1024)
     dense = {g["name"]: g["lr"] for g in param_groups(build({**SPEC, "structure": "dense", "width": 64})[1], 1.0,
-                                                      base)}
+                                                      base_layers=base)}
     assert all(math.isclose(v, 1.0) for v in dense.values())  # the base model trains at the base lr
 
 
