@@ -28,7 +28,8 @@ def main():
             torch.manual_seed(p["seed"])
             model, rows = build(spec, arm, run.generator(p["seed"], "init"))
             model.to(run.device)
-            result = train_model(model, param_groups(rows, lr, base_layers=dense_base_multipliers(spec, p["base_width"])),
+            base = dense_base_multipliers(spec, p["base_width"])
+            result = train_model(model, param_groups(rows, lr, base_layers=base),
                                  data, order, p["steps"], p["label_smoothing"], p["tail"])
             result.update(structure=structure, width=width, arm=arm, lr=lr, hidden_macs=model.hidden_macs(),
                           total_macs=model.total_macs(), n_params=sum(t.numel() for t in model.parameters()))

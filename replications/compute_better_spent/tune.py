@@ -19,13 +19,14 @@ def main():
     p = run.params
     data = to_device(load_images(run.args.data), run.device)
     spec = spec_of(p, "dense", p["base_width"])
+    base = dense_base_multipliers(spec, p["base_width"])
     order = batches(len(data["y_train"]), p["batch_size"], p["steps"], run.generator(p["seed"], "batches"))
     losses = []
     for lr in p["lr_grid"]:
         torch.manual_seed(p["seed"])
         model, rows = build(spec, "aware", run.generator(p["seed"], "init"))
         model.to(run.device)
-        result = train_model(model, param_groups(rows, lr, base_layers=dense_base_multipliers(spec, p["base_width"])), data,
+        result = train_model(model, param_groups(rows, lr, base_layers=base), data,
                              order, p["steps"], p["label_smoothing"], p["tail"])
         losses.append(result["train_loss"])
         print(f"dense w={p['base_width']} lr={lr:g}: train loss {result['train_loss']:.4f}", flush=True)

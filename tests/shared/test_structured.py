@@ -134,7 +134,8 @@ def test_structure_aware_and_naive_learning_rates():
     with pytest.raises(ValueError, match="base_rows"):
         param_groups(aware, 1e-2, base_rows=factor_table({"h": build("dense", 4, 4)}, "mup"))
     # Qiu et al.'s reference: the dense layer at base width 64 (multiplier 1/64), so the /k survives
-    layer_base = param_groups(aware, 1e-2, base_layers={"h": factor_table({"h": build("dense", 64, 64)}, "mup")[0]["lr_mult"]})
+    dense_at_base = factor_table({"h": build("dense", 64, 64)}, "mup")[0]["lr_mult"]
+    layer_base = param_groups(aware, 1e-2, base_layers={"h": dense_at_base})
     assert [g["lr"] for g in layer_base] == pytest.approx([1e-2 * 64 / (2 * 16)] * 2)
     with pytest.raises(ValueError, match="not both"):
         param_groups(aware, 1e-2, base_rows=base, base_layers={"h": 1.0})
