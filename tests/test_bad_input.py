@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))  # run as a script, too
 
 from shared.io.files import load_yaml  # noqa: E402
 from shared.pipeline.paper import discover_papers, load_papers  # noqa: E402
-from shared.pipeline.scratch import IGNORE, needs, snakemake  # noqa: E402
+from shared.pipeline.scratch import IGNORE, load_scaled, needs, snakemake  # noqa: E402
 
 PAPERS = discover_papers(ROOT / "replications")
 TIER = "quick"
@@ -268,7 +268,7 @@ def workflow_copy(tmp_path_factory):
     (["--config", "bilinear_rnn={quick: {d_hidden: [1, 2}}"], ["--config bilinear_rnn", "YAML error"]),
 ], ids=["scalar", "misspelled-paper", "nan", "tier", "yaml-syntax"])
 def test_snakemake_refuses_before_any_job_without_a_traceback(workflow_copy, args, names):
-    proc = snakemake(workflow_copy, "--cores", "1", "bilinear_rnn", *args, timeout=300)
+    proc = snakemake(workflow_copy, "--cores", "1", "bilinear_rnn", *args, timeout=load_scaled(300))
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "Invalid input; nothing was run." in out and all(name in out for name in names), out
@@ -281,7 +281,7 @@ def test_a_duplicate_key_in_a_config_file_stops_snakemake(workflow_copy):
     text = config.read_text()
     try:
         config.write_text(text + "\ncommon: {}\n")
-        proc = snakemake(workflow_copy, "-n", "--cores", "1", "bilinear_rnn", timeout=300)
+        proc = snakemake(workflow_copy, "-n", "--cores", "1", "bilinear_rnn", timeout=load_scaled(300))
     finally:
         config.write_text(text)
     out = proc.stdout + proc.stderr

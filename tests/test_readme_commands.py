@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.pipeline.scratch import load_scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 READMES = [ROOT / "README.md", *sorted((ROOT / "replications").glob("*/README.md"))]
 # placeholders a reader fills in; `my_paper` is the folder "Adding a paper" creates first
@@ -75,6 +77,6 @@ def test_each_readme_snakemake_command_plans_its_jobs(readme, command):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=load_scaled(300),
     )
     assert result.returncode == 0, f"{readme}: `{command}` fails:\n{result.stdout[-2000:]}{result.stderr[-3000:]}"

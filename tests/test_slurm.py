@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from shared.io.files import load_yaml
-from shared.pipeline.scratch import ROOT, copy_repo, tiny_configfiles
+from shared.pipeline.scratch import ROOT, copy_repo, load_scaled, tiny_configfiles
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_tiny_quick_tier_through_the_slurm_profile(slurm, tmp_path):
     repo = copy_repo(tmp_path / "repo", [PAPER])
     assert load_yaml((repo / "profiles/slurm/config.yaml").read_text())["slurm-status-command"] == "squeue"
 
-    proc, seconds = run_profile(repo, timeout=600)
+    proc, seconds = run_profile(repo, timeout=load_scaled(600))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     report = repo / f"reports/{PAPER}/quick/report.md"
@@ -107,7 +107,7 @@ def test_tiny_quick_tier_through_the_slurm_profile(slurm, tmp_path):
     # a failing job: the run stops with a non-zero exit, names the job and keeps its log; it does not hang
     script = repo / "replications" / PAPER / "analyze_eigen.py"
     script.write_text(script.read_text() + '\nraise SystemExit("deliberate failure (tests/test_slurm.py)")\n')
-    proc, seconds = run_profile(repo, timeout=300)
+    proc, seconds = run_profile(repo, timeout=load_scaled(300))
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-5000:]
     assert "Error in rule bilinear_rnn_analyze" in out and "FAILED" in out, out[-5000:]

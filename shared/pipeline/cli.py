@@ -3,6 +3,7 @@
     replicate check-claims [--tier quick] [--reports reports] [PAPER ...]   exit 0 ok, 1 a FAIL, 2 no results
     replicate index [--reports reports] [--out reports/index.md] [--replications replications]
     replicate new-paper NAME [--root .]
+    replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
 """
 import argparse
 import keyword
@@ -95,7 +96,18 @@ def main(argv=None):
     new = sub.add_parser("new-paper", help="start replications/NAME from the template")
     new.add_argument("name", metavar="NAME")
     new.add_argument("--root", default=".")
+    bench = sub.add_parser("benchmarks", help="measure the benchmarks again in a scratch copy; merge into "
+                                              "reports/benchmarks.json unless the machine was busy")
+    bench.add_argument("names", nargs="*", metavar="NAME", help="benchmark stems (default: all)")
+    bench.add_argument("--cores", type=int, default=2)
+    bench.add_argument("--accept-load", action="store_true", help="keep figures measured on a busy machine")
+    bench.add_argument("--skip-quick-suite", action="store_true",
+                       help="the platform benchmark without its two quick-suite runs")
     args = parser.parse_args(argv)
+    if args.command == "benchmarks":
+        from shared.pipeline import remeasure  # imports the scratch machinery only when asked
+
+        return remeasure.main(args)
     if args.command == "check-claims":
         return check_claims(args.tier, args.reports, args.papers)
     if args.command == "index":

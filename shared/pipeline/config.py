@@ -52,8 +52,17 @@ def check_workflow_config(config, papers):
             raise ConfigError(f"--config: key 'accelerator' is {value!r} (allowed: {WORKFLOW_KEYS[key]})")
         elif key == "data_dir" and not (isinstance(value, str) and value.strip()):
             raise ConfigError(f"--config: key 'data_dir' is {value!r} (allowed: a folder path)")
-        elif key == "benchmark_quick_suite" and not isinstance(value, bool):
-            raise ConfigError(f"--config: key 'benchmark_quick_suite' is {value!r} (allowed: true or false)")
+        elif key == "benchmark_quick_suite":
+            as_flag(key, value)
+
+
+def as_flag(key, value):
+    """A yes/no --config value: a YAML boolean, or the text `true` / `false` that `--config key=false` passes."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"--config: key '{key}' is {value!r} (allowed: true or false)")
 
 
 def deep_merge(base, override):

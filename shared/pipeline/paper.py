@@ -277,9 +277,10 @@ def local_imports(paper_dir, script, paper):
 
 def step_shell():
     """The one shell command of every script step: the script runs as a module of its paper's package, gets its
-    JSON parameters, thread count and one `--<name> <path>` per named input and output, and logs everything."""
-    return ("{params.python:q} -m {params.module} --params {params.p:q} --threads {threads} {params.paths} "
-            "> {log:q} 2>&1")
+    JSON parameters, thread count and one `--<name> <path>` per named input and output. shared.pipeline.job runs
+    it: everything it prints goes to the log, a line now and then to the console, and its cost to <log>.cost.json."""
+    return ("{params.python:q} -m shared.pipeline.job {log:q} -- "
+            "{params.python:q} -m {params.module} --params {params.p:q} --threads {threads} {params.paths}")
 
 
 def path_args(named, skip=("code",)):

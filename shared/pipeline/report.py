@@ -27,6 +27,7 @@ import yaml
 
 from shared.io.files import write_json, write_text
 from shared.pipeline import provenance, staleness
+from shared.pipeline.job import busy_wall_seconds, read_costs, summarize_costs
 from shared.pipeline.claims import (
     FAIL,
     FINDING,
@@ -92,11 +93,13 @@ def read_csv(path):
 
 # ---------------------------------------------------------------- render
 
-def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_path=None, skipped_namespaces=None):
+def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_path=None, skipped_namespaces=None,
+           costs_dir=None, cost=None):
     """Score the claims of one paper at one tier and write report.md, claims.csv, provenance.json.
 
     `skipped_namespaces` ({namespace: reason}) names analyses that could not run in this invocation (their
-    experiment's dataset was left out, say): every claim reading them is NOT RUN with that reason.
+    experiment's dataset was left out, say): every claim reading them is NOT RUN with that reason. `costs_dir` holds
+    the jobs' cost records (shared.pipeline.job, <log>.cost.json); `cost` is a cost already summarized (a re-render).
     """
     paper_dir, out_dir = Path(paper_dir), Path(out_dir)
     claims_doc = load_claims(paper_dir / "claims.yaml")
@@ -115,6 +118,10 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
                "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
     )
     prov["inputs"] = staleness.report_inputs(paper_dir, config, infos)
+    if costs_dir is not None:
+        records = [r for r in read_costs(costs_dir) if not r["job"].endswith(" report")]
+        cost = {"summary": summarize_costs(records), "jobs": [{k: r.get(k) for k in COST_COLUMNS} for r in records]}
+    prov["cost"] = cost
     _keep_metrics(metrics_paths, out_dir / "metrics")
     if config_path and Path(config_path).resolve() != (out_dir / "config.json").resolve():
         shutil.copyfile(config_path, out_dir / "config.json")
@@ -133,6 +140,7 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         _figures(paper_dir, out_dir, figure_paths),
         _deviations(paper_dir, results, explanations),
         _all_metrics(metrics),
+        _cost(prov.get("cost")),
         _provenance(prov),
     ]
     write_text(out_dir / "report.md", "\n\n".join(sections) + "\n")
@@ -151,7 +159,7 @@ def rerender(paper, tier, reports_dir="reports", replications_dir="replications"
     figures = sorted((out_dir / "figures").glob("*.png"))
     skipped = {**prov.get("extra", {}).get("skipped_namespaces", {}), **(skipped_namespaces or {})}
     return render(paper, tier, Path(replications_dir) / paper, metrics, figures, out_dir,
-                  config_path if config_path.is_file() else None, skipped)
+                  config_path if config_path.is_file() else None, skipped, cost=prov.get("cost"))
 
 
 def _keep_metrics(metrics_paths, keep_dir):
@@ -476,6 +484,31 @@ def _without_sections(text, titles):
     return "\n".join(kept)
 
 
+COST_COLUMNS = ("job", "started_utc", "wall_s", "cpu_s", "threads", "other_load", "exit_status")
+
+
+def machine_text(machine):
+    return f"{machine.get('cpu_count')} cores, {machine.get('cpu_model')}, {machine.get('platform')}"
+
+
+def _cost(cost):
+    """What the jobs behind these metrics and figures cost, from their own records (not the config, data and
+    report steps; a job not re-run keeps the record of its last run)."""
+    if not cost or not cost.get("summary"):
+        return "## What this run cost\n\nNo job cost records (rendered before they were kept, or re-rendered)."
+    total = cost["summary"]
+    lines = ["## What this run cost", "",
+             f"{total['jobs']} jobs: {total['cpu_s'] / 60:.1f} CPU-minutes, {total['wall_s'] / 60:.1f} minutes of wall "
+             f"time while at least one ran, on {machine_text(total['machine'])}"
+             + (f" ({total['jobs_on_other_machines']} jobs elsewhere)" if total["jobs_on_other_machines"] else "")
+             + ". The most CPU the rest of the machine used meanwhile: "
+             + (f"{total['max_other_load']:.2f} cores" if total["max_other_load"] is not None else "not measured")
+             + (" (timings taken under load read long)." if (total["max_other_load"] or 0) > 0.5 else "."),
+             "", table(["Job", "Started (UTC)", "Wall s", "CPU s", "Threads", "Other load", "Exit"],
+                       [[cell(j.get(c)) for c in COST_COLUMNS] for j in cost["jobs"]])]
+    return "\n".join(lines)
+
+
 def _provenance(prov):
     commit = f"`{prov['git_commit']}`" if prov["git_commit"] else "unknown (no git commit)"
     if prov["git_dirty"]:
@@ -534,10 +567,42 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
     readme = reports_dir.parent / "README.md"
     if readme.is_file():
         _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
+        _update_readme(readme, timing_table(reports_dir, sorted(papers)), TIMINGS_START, TIMINGS_END)
     return papers
 
 
 README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end -->"
+TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
+
+
+def timing_table(reports_dir, papers, tier="quick"):
+    """Per paper, what its last `tier` run cost, read from the job records its report kept; then the sum."""
+    rows, totals, jobs = [], [], []
+    for paper in papers:
+        path = Path(reports_dir) / paper / tier / "provenance.json"
+        cost = (json.loads(path.read_text()).get("cost") or {}) if path.is_file() else {}
+        total = cost.get("summary")
+        if not total:
+            rows.append([f"`{paper}`", "—", "—", "—", "—", "no job records"])
+            continue
+        totals.append(total)
+        jobs += cost.get("jobs", [])
+        load = total["max_other_load"]
+        rows.append([f"`{paper}`", str(total["jobs"]), f"{total['cpu_s'] / 60:.1f}", f"{total['wall_s'] / 60:.1f}",
+                     "—" if load is None else f"{load:.2f}" + (" (loaded)" if load > 0.5 else ""),
+                     total["first_started_utc"][:10]])
+    if not totals:
+        return "_No job records yet: run the pipeline._"
+    machines = {machine_text(t["machine"]) for t in totals}
+    cpu = sum(t["cpu_s"] for t in totals) / 60
+    rows.append(["**all**", str(sum(t["jobs"] for t in totals)), f"**{cpu:.1f}**",
+                 f"**{busy_wall_seconds(jobs) / 60:.1f}**", "", ""])
+    head = (f"Measured by each job ({tier} tier, generated from the reports' records): on "
+            + "; ".join(sorted(machines)) + ". Wall minutes count the time at least one of the paper's jobs ran, "
+            "two at once under `--cores 2` (the last row: any job of the suite, as the default run ran them). "
+            "Snakemake's own start-up and the data preparation are not included. Other load: the most CPU cores the "
+            "rest of the machine used during a job.")
+    return head + "\n\n" + table(["Paper", "Jobs", "CPU min", "Wall min", "Other load", "Run on"], rows)
 
 
 def _status_table(papers, reports_dir, base, replications_dir):
@@ -561,13 +626,13 @@ def _status_table(papers, reports_dir, base, replications_dir):
     return table(["Paper", "Title", *TIERS, "All claims"], rows) if rows else "_No reports yet._"
 
 
-def _update_readme(readme, body):
-    """Keep the README's status table equal to the index (between its two markers; untouched without them)."""
+def _update_readme(readme, body, start=README_START, end=README_END):
+    """Keep a generated README section (between its two markers; untouched without them) equal to `body`."""
     text = readme.read_text()
-    if README_START in text and README_END in text:
-        head, rest = text.split(README_START, 1)
-        _, tail = rest.split(README_END, 1)
-        write_text(readme, f"{head}{README_START}\n{body}\n{README_END}{tail}")
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        write_text(readme, f"{head}{start}\n{body}\n{end}{tail}")
 
 
 def _paper_title(replications_dir, paper):
@@ -591,6 +656,7 @@ def main(argv=None):
     r.add_argument("--skipped", default="{}", help="JSON {namespace: reason} of analyses that could not run")
     r.add_argument("--out-dir", required=True)
     r.add_argument("--config")
+    r.add_argument("--costs-dir", help="the folder of the jobs' <log>.cost.json records")
     rr = sub.add_parser("rerender", help="score claims.yaml again from the metrics a rendered report kept")
     rr.add_argument("--paper", required=True)
     rr.add_argument("--tier", required=True, choices=TIERS)
@@ -602,7 +668,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == "render":
         render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
-               json.loads(args.skipped))
+               json.loads(args.skipped), args.costs_dir)
     elif args.command == "rerender":
         rerender(args.paper, args.tier, args.reports, args.replications, json.loads(args.skipped))
     else:

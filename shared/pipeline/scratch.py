@@ -63,8 +63,16 @@ def tiny_config(paper, root=ROOT):
     return merged
 
 
-def snakemake(cwd, *args, timeout=900):
-    """`python -m snakemake ARGS` in `cwd` with this interpreter; the completed process (output captured)."""
+def load_scaled(seconds):
+    """A hang guard for a test that runs a pipeline: `seconds` on an idle machine, stretched by how many times over
+    the machine's cores are busy now (1-minute load average), so that a busy machine slows the test, not fails it."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return seconds * max(1.0, load / (os.cpu_count() or 1)) * 2
+
+
+def snakemake(cwd, *args, timeout=None):
+    """`python -m snakemake ARGS` in `cwd` with this interpreter; the completed process (output captured). No
+    wall-clock limit unless given: tests run tiny configs, and a busy machine must slow them, not fail them."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=timeout)

@@ -24,7 +24,7 @@ from shared.pipeline.scratch import (ROOT, copy_repo, planned_rules, render_tiny
 
 PAPERS = discover_papers(ROOT / "replications")
 _TEMPLATE_RUN = {}
-SECTIONS = ("## Claims", "## Figures", "## Deviations from the paper", "## Provenance")
+SECTIONS = ("## Claims", "## Figures", "## Deviations from the paper", "## What this run cost", "## Provenance")
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +82,8 @@ def test_report_renders_and_scores_every_claim(paper):
         assert f"`{row['id']}`" in text
     assert "Models as trained" in text  # the training-time provenance reached the report
     assert list((out / "figures").glob("*--*.png"))
+    cost = json.loads((out / "provenance.json").read_text())["cost"]  # every job's record reached the report
+    assert cost["summary"]["jobs"] == len(cost["jobs"]) >= 2 and cost["summary"]["cpu_s"] > 0
 
 
 def test_rerun_is_a_no_op(paper):

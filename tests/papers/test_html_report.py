@@ -22,7 +22,7 @@ import pytest
 
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.report import figure_title
-from shared.pipeline.scratch import ROOT, snakemake, tiny_configfiles
+from shared.pipeline.scratch import ROOT, load_scaled, snakemake, tiny_configfiles
 
 PAPERS = discover_papers(ROOT / "replications")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -106,7 +106,7 @@ def html_report(tiny_render, request):
     repo = tiny_render(name)
     files = [str(repo / Path(f).relative_to(ROOT)) for f in tiny_configfiles(name)]
     args = ["--cores", "1", name, *(["--configfile", *files] if files else []), "--report", "report.html"]
-    proc = snakemake(repo, *args, timeout=300)
+    proc = snakemake(repo, *args, timeout=load_scaled(300))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     page = (repo / "report.html").read_text()
     results = json.loads(re.search(r'<script id="results">\s*var results = (\{.*?\});?\s*</script>', page, re.S)[1])

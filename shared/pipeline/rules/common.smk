@@ -1,5 +1,7 @@
 # Rules over all papers: the index of every report, and the benchmarks.
 # A paper adds benchmarks by declaring BENCHMARKS (file stems) in its pipeline.py; its rules write them.
+# `replicate benchmarks` measures them again in a scratch copy (shared/pipeline/remeasure.py).
+from shared.pipeline.config import as_flag
 
 
 localrules:
@@ -47,6 +49,6 @@ rule platform_benchmark:
         python=sys.executable,
         # the two full quick-tier runs (--cores 1 and 2) take most of this rule's time; skip them with
         # --config benchmark_quick_suite=false
-        skip="" if config.get("benchmark_quick_suite", True) else "--skip-quick-suite",
+        skip="" if as_flag("benchmark_quick_suite", config.get("benchmark_quick_suite", True)) else "--skip-quick-suite",
     shell:
         "{params.python:q} -m shared.pipeline.platform_benchmark --out {output:q} {params.skip} > {log:q} 2>&1"

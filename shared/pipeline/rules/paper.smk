@@ -74,8 +74,8 @@ rule figure:
         module=lambda w: P.module_name(f"plot_{w.fig}"),
         caption=lambda w: FigureCaption(f"{P.dir}/captions/{w.fig}.rst"),
     shell:
-        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output.png:q} --title {wildcards.ns} "
-        "> {log:q} 2>&1"
+        "{params.python:q} -m shared.pipeline.job {log:q} -- "
+        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output.png:q} --title {wildcards.ns}"
 
 
 rule report:
@@ -110,7 +110,8 @@ rule report:
         out_dir=lambda w, output: os.path.dirname(output.md),
         paper_dir=lambda w, input: os.path.dirname(input.claims),
         claims_table=ReportText(f"{P.reports}/claims.rst"),
+        costs_dir=os.path.dirname(P.log("report")),
     shell:
         "{params.python:q} -m shared.pipeline.report render --paper {params.name} --tier {params.tier} "
         "--paper-dir {params.paper_dir:q} --metrics {input.metrics} --figures {input.figures} --out-dir {params.out_dir:q} "
-        "--config {input.config:q} --skipped {params.skipped:q} > {log:q} 2>&1"
+        "--config {input.config:q} --skipped {params.skipped:q} --costs-dir {params.costs_dir:q} > {log:q} 2>&1"

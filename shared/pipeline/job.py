@@ -1,0 +1,214 @@
+"""Run one pipeline job: its output to its log, a line on the console now and then, and a record of what it cost.
+
+Every script step runs as `python -m shared.pipeline.job LOG -- python -m <script> ...` (paper.step_shell). The
+script's stdout and stderr go to LOG, as before. The console (Snakemake's stderr) gets a line when the job starts,
+one every CONSOLE_INTERVAL_S while it runs (its elapsed time, the last progress line of the log, and an ETA when
+that line says "step i of n") and one when it ends. LOG.cost.json records the wall and CPU seconds, the threads,
+the machine and its load, from which the report and the README's timing table are generated, never typed.
+
+    python -m shared.pipeline.job LOG [--label NAME] [--interval S] -- COMMAND ...
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+CONSOLE_INTERVAL_S = float(os.environ.get("REPLICATE_CONSOLE_INTERVAL_S", 60))
+STEP = re.compile(r"(\d+) of (\d+)")
+
+
+def busy_cpu_seconds():
+    """CPU-seconds the whole machine has spent busy since boot (Linux /proc/stat), or None elsewhere."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    ticks = [int(f) for f in fields]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine():
+    """What a timing depends on: cores, CPU model, platform, thread settings."""
+    threads = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ}
+    return {"cpu_count": os.cpu_count(), "cpu_model": cpu_model(), "platform": platform.platform(), **threads}
+
+
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def last_progress(log_path, tail_bytes=4096):
+    """The last non-empty line of the log (progress lines are the latest thing a trainer writes)."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - tail_bytes))
+            lines = [line.strip() for line in f.read().decode(errors="replace").replace("\r", "\n").splitlines()]
+    except OSError:
+        return ""
+    lines = [line for line in lines if line]
+    return lines[-1][:160] if lines else ""
+
+
+def eta_text(line, elapsed):
+    """'ETA 3.0 min' from the 'i of n' counters of a progress line ("run 2 of 8, step 300 of 1000": the outer
+    counter's finished parts plus the inner one's fraction), assuming the rate so far; None without counters."""
+    fraction = None
+    for done, total in reversed([(int(a), int(b)) for a, b in STEP.findall(line)]):
+        if not 0 < done <= total:
+            return None
+        fraction = done / total if fraction is None else (done - 1 + fraction) / total
+    if not fraction:
+        return None
+    return f"ETA {minutes(elapsed * (1 - fraction) / fraction)}"
+
+
+def minutes(seconds):
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def say(text):
+    print(f"{datetime.now(UTC).strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
+
+
+def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
+    """Run `command` with its output in `log`; write `log`.cost.json; return its exit status."""
+    log = Path(log)
+    label = label or default_label(log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started, busy0, cpu0 = time.time(), busy_cpu_seconds(), children_cpu_seconds()
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    say(f"[{label}] started (log: {log})")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        # a cancelled job (Ctrl-C, Snakemake or Slurm sending SIGTERM) takes its script down with it
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, frame: (proc.send_signal(signum), sys.exit(128 + signum)))
+        while True:
+            try:
+                status = proc.wait(timeout=interval_s)
+                break
+            except subprocess.TimeoutExpired:
+                elapsed = time.time() - started
+                line = last_progress(log)
+                eta = eta_text(line, elapsed)
+                say(f"[{label}] running {minutes(elapsed)}" + (f"; {eta}" if eta else "")
+                    + (f"; {line}" if line else ""))
+    wall = time.time() - started
+    cpu = children_cpu_seconds() - cpu0
+    busy1 = busy_cpu_seconds()
+    others = None if busy0 is None or busy1 is None else max(0.0, (busy1 - busy0) - cpu)
+    cost = {"job": label, "script": command[2] if command[1:2] == ["-m"] and len(command) > 2 else command[0],
+            "exit_status": status,
+            "started_utc": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "threads": _threads(command),
+            "load_1min_at_start": None if load0 is None else round(load0, 2),
+            # CPU the rest of the machine used while this job ran, in cores: 0 on an idle machine
+            "other_load": None if others is None else round(others / max(wall, 1e-9), 2),
+            "machine": machine()}
+    write_cost(log, cost)
+    say(f"[{label}] {'done' if status == 0 else f'FAILED (exit {status}), see {log}'} in {minutes(wall)}, "
+        f"CPU {minutes(cpu)}")
+    return status
+
+
+def default_label(log):
+    """'paper/tier step' for a log at results/<paper>/<tier>/logs/<step>.log, else the log's name."""
+    parts = Path(log).parts
+    if len(parts) >= 4 and parts[-2] == "logs":
+        return f"{parts[-4]}/{parts[-3]} {Path(log).stem}"
+    return Path(log).stem
+
+
+def cost_path(log):
+    return Path(f"{log}.cost.json")
+
+
+def write_cost(log, cost):
+    path = cost_path(log)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(cost, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def read_costs(logs_dir):
+    """The cost records of the jobs whose logs are in `logs_dir` (the last run of each), sorted by start."""
+    records = []
+    for path in sorted(Path(logs_dir).glob("*.cost.json")):
+        try:
+            records.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return sorted(records, key=lambda r: r.get("started_utc", ""))
+
+
+def busy_wall_seconds(records):
+    """Seconds during which at least one of the jobs ran: the union of their intervals. Idle gaps between separate
+    invocations do not count, so this is the wall time of running them as they ran (at that parallelism)."""
+    spans = sorted((datetime.fromisoformat(r["started_utc"]).timestamp(), r["wall_s"]) for r in records)
+    total, end = 0.0, None
+    for start, wall in spans:
+        stop = start + wall
+        if end is None or start > end:
+            total, end = total + wall, stop
+        elif stop > end:
+            total, end = total + stop - end, stop
+    return total
+
+
+def summarize_costs(records):
+    """Totals over job records: jobs, CPU seconds, wall seconds (busy_wall_seconds), the most other load seen, when,
+    and on what machine (the most common one, with how many jobs ran elsewhere)."""
+    if not records:
+        return None
+    machines = [json.dumps(r.get("machine", {}), sort_keys=True) for r in records]
+    common = max(set(machines), key=machines.count)
+    loads = [r["other_load"] for r in records if r.get("other_load") is not None]
+    return {"jobs": len(records), "failed": sum(r.get("exit_status") != 0 for r in records),
+            "cpu_s": round(sum(r["cpu_s"] for r in records), 1), "wall_s": round(busy_wall_seconds(records), 1),
+            "max_other_load": max(loads) if loads else None, "first_started_utc": records[0]["started_utc"],
+            "machine": json.loads(common), "jobs_on_other_machines": len(machines) - machines.count(common)}
+
+
+def _threads(command):
+    if "--threads" in command:
+        i = command.index("--threads")
+        if i + 1 < len(command) and command[i + 1].isdigit():
+            return int(command[i + 1])
+    return None
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--" not in argv:
+        raise SystemExit("usage: python -m shared.pipeline.job LOG [--label NAME] [--interval S] -- COMMAND ...")
+    split = argv.index("--")
+    parser = argparse.ArgumentParser(prog="python -m shared.pipeline.job")
+    parser.add_argument("log")
+    parser.add_argument("--label")
+    parser.add_argument("--interval", type=float, default=CONSOLE_INTERVAL_S)
+    args = parser.parse_args(argv[:split])
+    return run(args.log, argv[split + 1:], args.label, args.interval)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""shared.pipeline.job (a job's log, console lines and cost record), the README timing table built from those
+records, shared.pipeline.remeasure's discovery, and the load-scaled hang guard of the pipeline tests."""
+import json
+import sys
+
+import pytest
+
+from shared.pipeline.config import ConfigError, as_flag
+from shared.pipeline.job import busy_wall_seconds, eta_text, read_costs, run, summarize_costs
+from shared.pipeline.remeasure import benchmark_stems
+from shared.pipeline.report import timing_table
+from shared.pipeline.scratch import load_scaled
+
+SCRIPT = "import sys, time\nfor i in range(1, 4):\n    print(f'run 1 of 1, step {i} of 3, loss 0.5', file=sys.stderr, " \
+         "flush=True)\n    time.sleep(0.3)\nsys.exit(int(sys.argv[1]))\n"
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_job_logs_reports_and_records(tmp_path, capsys, status):
+    log = tmp_path / "results" / "paper" / "quick" / "logs" / "train_a.log"
+    assert run(log, [sys.executable, "-c", SCRIPT, str(status)], interval_s=0.25) == status
+    assert "step 3 of 3" in log.read_text()  # the script's output is in its log, not on the console
+    console = capsys.readouterr().err
+    assert "[paper/quick train_a] started" in console and "ETA" in console
+    assert ("FAILED (exit 3)" in console) == bool(status)
+    (record,) = read_costs(log.parent)
+    assert record["job"] == "paper/quick train_a" and record["exit_status"] == status
+    assert record["wall_s"] >= 0.9 and record["cpu_s"] >= 0 and record["machine"]["cpu_count"] >= 1
+
+
+def test_eta_nests_counters():
+    assert eta_text("run 2 of 8, step 300 of 1000", 100) == "ETA 8.6 min"  # (1 + 0.3) / 8 done in 100 s
+    assert eta_text("step 5 of 10", 10) == "ETA 10 s"
+    assert eta_text("loading data", 10) is None
+
+
+def _record(job, start, wall, cpu, load=0.0):
+    return {"job": job, "started_utc": f"2026-12-06T10:{start // 60:02d}:{start % 60:02d}+00:00", "wall_s": wall,
+            "cpu_s": cpu, "other_load": load, "exit_status": 0, "machine": {"cpu_count": 2, "cpu_model": "m"}}
+
+
+def test_busy_wall_counts_overlaps_once_and_skips_gaps():
+    records = [_record("a", 0, 60, 60), _record("b", 30, 60, 60), _record("c", 600, 10, 10)]
+    assert busy_wall_seconds(records) == 100  # 0-90 and 600-610
+    total = summarize_costs(records)
+    assert total["jobs"] == 3 and total["cpu_s"] == 130 and total["wall_s"] == 100
+
+
+def test_timing_table_is_generated_from_reports(tmp_path):
+    for paper, load in (("p1", 0.1), ("p2", 1.5)):
+        records = [_record("train", 0, 120, 110, load)]
+        cost = {"summary": summarize_costs(records), "jobs": records}
+        (tmp_path / paper / "quick").mkdir(parents=True)
+        (tmp_path / paper / "quick" / "provenance.json").write_text(json.dumps({"cost": cost}))
+    text = timing_table(tmp_path, ["p1", "p2", "p3"])
+    assert "| `p1` | 1 | 1.8 | 2.0 | 0.10 |" in text
+    assert "1.50 (loaded)" in text and "no job records" in text
+    assert "| **all** | 2 | **3.7** | **2.0** |" in text  # the two ran at the same time
+
+
+def test_flags_and_guards():
+    assert as_flag("k", "false") is False and as_flag("k", True) is True
+    with pytest.raises(ConfigError, match="'k'"):
+        as_flag("k", "maybe")
+    assert load_scaled(10) >= 20
+    assert {"platform", "bilinear_rnn"} <= set(benchmark_stems())
