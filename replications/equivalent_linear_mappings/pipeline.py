@@ -1,4 +1,4 @@
-"""The Python side of the equivalent_linear_mappings workflow (rules.smk holds only rules); see shared/pipeline/paper.py.
+"""The workflow side of equivalent_linear_mappings (rules.smk holds only rules); see shared/pipeline/paper.py.
 
 Quick tier: data (the shared prepare_dataset rule) -> train (one SwiGLU transformer) -> analyze_linear_map.
 Full tier: analyze_hf alone (it downloads Qwen3-0.6B through transformers and analyses it in float64)."""
