@@ -14,7 +14,7 @@ from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.supervised import evaluate
 
-from .analyze_cnn import jacobian, rel
+from .analyze_cnn import jacobian, rel, spread
 from .common import load_data, load_models
 
 
@@ -26,7 +26,7 @@ def main():
     model = models["bilinear"].to(run.device)
     acc = evaluate(model, data["x_test"].to(run.device), data["y_test"].to(run.device))[1]
     net = copy.deepcopy(model).double().eval()
-    x = data["x_test"][: p["images"]].to(run.device, torch.float64)
+    x = data["x_test"][spread(len(data["x_test"]), p["images"])].to(run.device, torch.float64)
     with torch.no_grad():
         f = net(x)
         left, right, out = net.bilinear.left, net.bilinear.right, net.head.weight
@@ -45,14 +45,13 @@ def main():
         "frozen_vs_jacobian_gap_median": rel(lin.weight, jac).median().item(),
         "test_accuracy": acc,
     }
-    k = p["figure_images"]
+    k = spread(len(x), p["figure_images"]).to(run.device)
     eig = []
-    for c in pred[:k].tolist():  # the top eigenvector (by |eigenvalue|) of the symmetric form of the predicted class
+    for c in pred[k].tolist():  # the top eigenvector (by |eigenvalue|) of the symmetric form of the predicted class
         vals, vecs = torch.linalg.eigh((B[c] + B[c].T) / 2)
         eig.append(vecs[:, vals.abs().argmax()])
-    idx = torch.arange(k, device=x.device)
-    arrays = {"x": x[:k].cpu().numpy(), "rows": lin.weight[idx, pred[:k]].cpu().numpy(),
-              "eigvec": torch.stack(eig).cpu().numpy(), "pred": pred[:k].cpu().numpy(),
+    arrays = {"x": x[k].cpu().numpy(), "rows": lin.weight[k, pred[k]].cpu().numpy(),
+              "eigvec": torch.stack(eig).cpu().numpy(), "pred": pred[k].cpu().numpy(),
               "image_shape": np.array([specs["bilinear"]["in_channels"], specs["bilinear"]["size"],
                                        specs["bilinear"]["size"]])}
     write_metrics(args.metrics, metrics, meta, info={"images": len(x), "dtype": "float64"}, arrays=arrays,

@@ -29,6 +29,11 @@ NOT_RUN = {
 }
 
 
+def spread(total, k):
+    """k indices spread evenly over range(total)."""
+    return torch.linspace(0, total - 1, k).round().long()
+
+
 def jacobian(model, x):
     """d f(x) / d x per sample: (N, classes, pixels), one backward pass per class (samples do not interact)."""
     z = x.clone().requires_grad_(True)
@@ -72,8 +77,9 @@ def main():
     args, p = run.args, run.params
     models, specs, meta = load_models(args.checkpoint)
     data = load_data(args.data)
-    x = data["x_test"][: p["images"]].to(run.device, torch.float64)
-    y = data["y_test"][: p["images"]].to(run.device)
+    pick = spread(len(data["x_test"]), p["images"])  # the test split is sorted by class: take every class
+    x = data["x_test"][pick].to(run.device, torch.float64)
+    y = data["y_test"][pick].to(run.device)
     n = len(x)
     cnn = models["cnn"].to(run.device)
     net = copy.deepcopy(cnn).double().eval()
@@ -136,9 +142,9 @@ def main():
         "positive_vote_share_median": med((votes * x).clamp_min(0).sum(1) / (votes * x).abs().sum(1)),
         **{f"bias_layer_share_{i}": v.item() for i, v in enumerate(layer_share)},
     }
-    k = p["figure_images"]
-    arrays = {"x": x[:k].cpu().numpy(), "rows": votes[:k].cpu().numpy(), "labels": y[:k].cpu().numpy(),
-              "pred": pred[:k].cpu().numpy(), "bias": b_pred[:k].cpu().numpy(), "pixel": v_pred[:k].cpu().numpy(),
+    k = spread(n, p["figure_images"]).to(run.device)
+    arrays = {"x": x[k].cpu().numpy(), "rows": votes[k].cpu().numpy(), "labels": y[k].cpu().numpy(),
+              "pred": pred[k].cpu().numpy(), "bias": b_pred[k].cpu().numpy(), "pixel": v_pred[k].cpu().numpy(),
               "share": share.cpu().numpy(), "share_all": share_all.flatten().cpu().numpy(),
               "image_shape": np.array([specs["cnn"]["in_channels"], specs["cnn"]["size"], specs["cnn"]["size"]])}
     info = {"images": n, "dtype": "float64", "bias_layers": len(layers),
