@@ -22,7 +22,6 @@ from .common import load_data, load_models
 NOT_RUN = {
     "imagenet_bias_share": "ImageNet classifiers (VGG/ResNet) and ImageNet images are not available offline; the full "
                            "tier runs a VGG-like CNN trained on CIFAR-10 instead",
-    "sr_localised_basis": "super-resolution networks (the paper's own SR models) are not built here",
     "cyclegan_template": "the CycleGAN generator's weights cannot be downloaded (no internet but PyPI)",
     "scope_cost_ratio": "the paper's cost of a LinearScope pass is not measured: this suite freezes gates by a "
                         "record and a replay pass (shared.nn.dynamic_linear), not the paper's doubled batch",
@@ -112,7 +111,7 @@ def main():
         idx = torch.nonzero(pred == c).flatten()
         if len(idx) >= 2:
             r1, r2 = A[idx[:-1], c], A[idx[1:], c]
-            row_change.append(((r1 - r2).norm(dim=1) / r1.norm(dim=1)))
+            row_change.append((r1 - r2).norm(dim=1) / r1.norm(dim=1))
     row_change = torch.cat(row_change)
     # Pearson correlation of each class row with the input image; is the predicted class's row the closest?
     xc = x - x.mean(1, keepdim=True)
@@ -124,7 +123,7 @@ def main():
     layer_abs = layers.gather(2, pred.view(1, n, 1).expand(len(layers), n, 1)).squeeze(2).abs()
     layer_share = (layer_abs / layer_abs.sum(0, keepdim=True)).median(1).values
 
-    med = lambda t: t.median().item()  # noqa: E731
+    med = lambda t: t.median().item()
     metrics = {
         "replay_rel_err": rel(pixel_term + b, f).max().item(),
         "probe_linearity_err": frozen_lin.max().item(),

@@ -4,6 +4,7 @@ from shared.pipeline.paper import Analysis, Resources
 
 # Per rule: what one job needs. Quick-tier jobs run single-threaded, two at once on two cores.
 RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
+             "train_sr": Resources(gpu=True, threads=4, mem_mb=8000, runtime=60),
              "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=60)}
 
 # The registry datasets this paper can use: image shape (channels, side) and classes.
@@ -33,6 +34,8 @@ def check(cfg):
                               f"{'bilinear' if name == 'bilinear' else 'cnn'})")
     if cfg["models"]["cnn_nobias"].get("bias", True) or not cfg["models"]["cnn"].get("bias", False):
         raise ConfigError("'models': cnn must have bias: true and cnn_nobias bias: false (allowed: those two)")
+    if cfg["image"]["size"] % 2:
+        raise ConfigError(f"'image.size': {cfg['image']['size']} is odd (allowed: even sides, the SR net halves it)")
     if cfg["analysis"]["figure_images"] > cfg["analysis"]["images"]:
         raise ConfigError(f"'analysis.figure_images': {cfg['analysis']['figure_images']} exceeds analysis.images "
                           f"(allowed: 1 .. {cfg['analysis']['images']})")
@@ -50,4 +53,6 @@ def analyses(paper):
                  figures=("vote_maps", "bias_share")),
         Analysis("bilinear", script="analyze_bilinear", reads=reads, params=paper.cfg["analysis"],
                  figures=("bilinear_rows",)),
+        Analysis("sr", script="analyze_sr", reads={**reads, "checkpoint": paper.out("models/sr.safetensors")},
+                 params=paper.cfg["sr"]["analysis"], figures=("sr_basis",)),
     ]

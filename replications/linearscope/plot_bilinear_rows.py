@@ -1,8 +1,7 @@
 """Bilinear MLP, per test image: the input, the exact frozen-left row B_c^T x of the predicted class, and the top
 eigenvector of that class's symmetric quadratic form (input-independent)."""
-from shared.pipeline.plots import figure_args, save, subplots
-
 from replications.linearscope.common import show_image as image
+from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 shape, k = arrays["image_shape"], len(arrays["x"])
