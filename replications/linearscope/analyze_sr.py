@@ -5,7 +5,6 @@ wavelet-type basis; the check here is the dossier's localisation: the share of a
 window around its peak, for the top-k left singular vectors (high-res images), against random vectors. The columns
 (impulse responses) are localised by construction (receptive field) and reported as information.
 """
-import copy
 import math
 
 import numpy as np
@@ -50,7 +49,7 @@ def main():
 
     x = lr_test[spread(len(lr_test), p["images"])].double()
     lin = dynamic_linear_map(net, x)  # weight (N, C*side^2, C*(side/2)^2)
-    u, s, vh = torch.linalg.svd(lin.weight)
+    u, s, _ = torch.linalg.svd(lin.weight)
     k = p["top"]
     top = u[:, :, :k].transpose(1, 2).reshape(-1, u.shape[1])  # (N*k, C*side^2)
     columns = lin.weight.transpose(1, 2).reshape(-1, lin.weight.shape[1])

@@ -71,3 +71,20 @@ def test_bilinear_rows_are_the_quadratic_form():
 
 def test_spread_covers_a_sorted_split():
     assert analyze_cnn.spread(1000, 10).tolist() == [0, 111, 222, 333, 444, 555, 666, 777, 888, 999]
+
+
+def test_localisation_of_a_point_a_box_and_noise():
+    from replications.linearscope.analyze_sr import localisation
+    point, spread_out = torch.zeros(1, 196, dtype=torch.float64), torch.ones(1, 196, dtype=torch.float64)
+    point[0, 100] = 1.0
+    assert localisation(point, 1, 14).item() == pytest.approx(1.0)
+    assert localisation(spread_out, 1, 14).item() == pytest.approx(49 / 196)
+
+
+def test_sr_net_is_exactly_replayed_and_doubles_the_side():
+    torch.manual_seed(0)
+    net = model.build({"arch": "sr", "in_channels": 3, "size": 8, "width": 4, "layers": 2}).double().eval()
+    x = torch.rand(2, 3 * 4 * 4, dtype=torch.float64)
+    lin = dynamic_linear_map(net, x)
+    assert lin.weight.shape == (2, 3 * 8 * 8, 3 * 4 * 4)
+    assert analyze_cnn.rel((lin.weight @ x.unsqueeze(-1)).squeeze(-1) + lin.bias, net(x)).max() < 1e-12
