@@ -1,5 +1,4 @@
 """What this paper's scripts share: the prepared images as flat float tensors, and the trained models."""
-import numpy as np
 import torch
 
 from shared.data import read_prepared
@@ -25,16 +24,3 @@ def load_models(path):
     """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
     return load_checkpoint(path, build)
 
-
-def show_image(ax, vec, shape, signed):
-    """A flat channel-first vector as an image: signed ones summed over channels, blue positive / red negative."""
-    c, h, w = (int(v) for v in shape)
-    img = np.asarray(vec, float).reshape(c, h, w)
-    if signed:
-        img = img.sum(0)  # colour rows: the vote summed over channels
-        scale = np.abs(img).max() or 1.0
-        ax.imshow(img / scale, cmap="RdBu", vmin=-1, vmax=1)
-    else:
-        ax.imshow(img[0] if c == 1 else img.transpose(1, 2, 0), cmap="gray" if c == 1 else None)
-    ax.set_xticks([])
-    ax.set_yticks([])

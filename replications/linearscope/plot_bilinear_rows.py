@@ -1,6 +1,6 @@
 """Bilinear MLP, per test image: the input, the exact frozen-left row B_c^T x of the predicted class, and the top
 eigenvector of that class's symmetric quadratic form (input-independent)."""
-from replications.linearscope.common import show_image as image
+from replications.linearscope.images import show_image as image
 from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()

@@ -1,6 +1,6 @@
 """SR interpreter of one test image: low-res input, output, bias image b(x), four columns (impulse responses), and
 the top left singular vectors of A_x (high-res images) with their singular values."""
-from replications.linearscope.common import show_image as image
+from replications.linearscope.images import show_image as image
 from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()

@@ -1,6 +1,6 @@
 """Per test image: the input, the row A_c(x) of the predicted class (blue positive, red negative) and its pixel-wise
 votes A_c(x) * x, with the pixel term A_c x and the bias b_c(x) of that logit."""
-from replications.linearscope.common import show_image as image
+from replications.linearscope.images import show_image as image
 from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()

@@ -77,6 +77,7 @@ def test_localisation_of_a_point_a_box_and_noise():
     from replications.linearscope.analyze_sr import localisation
     point, spread_out = torch.zeros(1, 196, dtype=torch.float64), torch.ones(1, 196, dtype=torch.float64)
     point[0, 100] = 1.0
+    spread_out[0, 7 * 14 + 7] += 1e-9  # the peak in the middle: the whole 7x7 window lies inside the image
     assert localisation(point, 1, 14).item() == pytest.approx(1.0)
     assert localisation(spread_out, 1, 14).item() == pytest.approx(49 / 196)
 
