@@ -9,7 +9,7 @@ import torch
 from shared.pipeline.run import start_run, write_metrics
 
 from .hf_model import QwenReadout, load
-from .linear_map import add_skipped, analyse
+from .linear_map import analyse
 
 NOT_RUN = {
     "steering_success": "not run: the paper's steering protocol (scale, layer, operator, evaluation) could not be read "
@@ -74,8 +74,7 @@ def main():
     arrays["init_singular_values"] = np.median([r[1]["singular_values"] for r in init_rows], axis=0)
     info = {"model": p["model"], "dtype": p["dtype"], "prompts": len(p["prompts"]), "layers": p["layers"],
             "d_model": init.config.hidden_size}
-    write_metrics(run.args.metrics, metrics, info=info, arrays=arrays, arrays_path=run.args.arrays)
-    add_skipped(run.args.metrics, NOT_RUN)
+    write_metrics(run.args.metrics, metrics, info=info, arrays=arrays, arrays_path=run.args.arrays, skipped=NOT_RUN)
     print(metrics)
 
 

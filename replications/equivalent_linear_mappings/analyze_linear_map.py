@@ -6,7 +6,7 @@ import torch
 from shared.pipeline.run import load_models, start_run, write_metrics
 
 from .common import load_tokens, prompts
-from .linear_map import add_skipped, analyse
+from .linear_map import analyse
 from .model import Readout, build
 
 NOT_RUN = {
@@ -50,8 +50,7 @@ def main():
             arrays["init_layer_match"] = np.asarray(arr["layer_match"])
     info = {"prompts": len(tokens), "prompt_len": tokens.shape[1], "d_model": models["trained"].embed.weight.shape[1],
             "vocab": tokenizer.vocab_size, "example_prompt": tokenizer.decode(tokens[0].tolist())}
-    write_metrics(run.args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=run.args.arrays)
-    add_skipped(run.args.metrics, NOT_RUN)
+    write_metrics(run.args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=run.args.arrays, skipped=NOT_RUN)
     print({k: round(v, 6) if isinstance(v, float) else v for k, v in metrics.items()})
 
 

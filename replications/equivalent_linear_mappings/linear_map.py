@@ -12,7 +12,6 @@ import statistics
 
 import torch
 
-from shared.io.files import read_json, write_json
 from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.nn.linear_operators import svd_summary
 
@@ -95,11 +94,3 @@ def analyse(readout, emb, reference, layers, with_float32=True):
               "detached": reconstruct(plus.weight, emb).flatten().cpu().numpy(),
               "ordinary": ordinary.flatten().cpu().numpy()}
     return out, arrays
-
-
-def add_skipped(metrics_path, reasons):
-    """Record {key: reason} for the metrics this tier does not measure (claims then read NOT RUN with the reason);
-    write_metrics has no argument for it (NEEDS_SHARED.md)."""
-    doc = read_json(metrics_path)
-    doc["skipped"].update(reasons)
-    write_json(metrics_path, doc)

@@ -12,7 +12,6 @@ import copy
 import numpy as np
 import torch
 
-from shared.io.files import read_json, write_json
 from shared.nn.dynamic_linear import FrozenGates, dynamic_linear_map
 from shared.pipeline.run import start_run, write_metrics
 
@@ -149,10 +148,7 @@ def main():
     info = {"images": n, "dtype": "float64", "bias_layers": len(layers),
             "bias_layer_note": "bias_layer_share_i: median over images of layer i's share of |b_x| (predicted class), "
                                "layers in forward order (convs, then the linear head)"}
-    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
-    doc = read_json(args.metrics)
-    doc["skipped"] = dict(NOT_RUN)
-    write_json(args.metrics, doc)
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays, skipped=NOT_RUN)
     print(metrics)
 
 

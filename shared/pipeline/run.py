@@ -108,12 +108,13 @@ def _explicit(value):
     return value
 
 
-def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None):
+def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=None, skipped=None):
     """The metrics file the report scores claims from, and (optionally) the arrays a figure script draws.
 
     `meta` (a checkpoint's metadata) adds the experiment, seeds, device, training time and the training-time
     provenance, which the report shows beside its own. The code this process loaded (and, through `meta`, the code
-    that trained the models) is recorded so that a report can tell when its metrics are stale.
+    that trained the models) is recorded so that a report can tell when its metrics are stale. `skipped`
+    ({metric: reason}) names metrics this run cannot measure: claims reading them are NOT RUN with that reason.
     """
     metrics = {key: _explicit(value) for key, value in metrics.items()}
     info = dict(info or {}, code=loaded_code())
@@ -124,7 +125,7 @@ def write_metrics(path, metrics, meta=None, info=None, arrays=None, arrays_path=
             info["trained"] = {k: meta["provenance"].get(k) for k in
                                ("git_commit", "git_dirty", "config_hash", "device", "timestamp_utc")}
             info["trained"]["code"] = meta.get("code", {})
-    write_json(path, {"metrics": metrics, "skipped": {}, "info": info})
+    write_json(path, {"metrics": metrics, "skipped": dict(skipped or {}), "info": info})
     if arrays is not None:
         with atomic_path(arrays_path) as tmp:
             with open(tmp, "wb") as f:
