@@ -69,7 +69,7 @@ def main():
         head = lambda h: m64.fc(m64.conv2(h.view(-1, *in2)).relu().flatten(1))
         fallback_change = rel_change(head(a_flat), head(moved))
 
-    _, adv_eps = smallest_flipping_attack(model, x32, y, p["eps_grid"], p["pgd_steps"])
+    _, adv_eps, _ = smallest_flipping_attack(model, x32, p["eps_grid"], p["pgd_steps"])
     metrics = {
         "clean_acc": float((pred == y).float().mean()),
         "conv1_null_dim": basis.shape[1],

@@ -101,7 +101,7 @@ def main():
     i10 = min(range(len(alphas)), key=lambda i: abs(np.log(alphas[i] / p["id_alpha"])))
 
     # adversarial perturbations: the smallest L-inf PGD radius of the grid that flips each prediction (H5)
-    adv_delta, adv_eps = smallest_flipping_attack(model, x32, y, p["eps_grid"], p["pgd_steps"])
+    adv_delta, adv_eps, attacked = smallest_flipping_attack(model, x32, p["eps_grid"], p["pgd_steps"])
     flipped = ~torch.isnan(adv_eps)
     flip_rate = float((adv_eps <= p["flip_eps"]).float().mean())
     x_fgsm = pgd_linf(model, x32, pred, p["flip_eps"], 1)
@@ -112,8 +112,8 @@ def main():
     adv_null_share = float(((adv_delta[flipped].double() @ basis).norm(dim=1) / adv_l2).pow(2).mean()) \
         if flipped.any() else float("nan")
     adv_curve = []
-    for eps in p["eps_grid"]:
-        x_adv = pgd_linf(model, x32, pred, eps, p["pgd_steps"]).double()
+    for x_adv in attacked:
+        x_adv = x_adv.double()
         with torch.no_grad():
             adv_curve.append((float(((x_adv - x).norm(dim=1) / norms[:, 0]).median()),
                               float(rel_change(logits64, m64(x_adv)).median())))

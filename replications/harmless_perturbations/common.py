@@ -68,15 +68,18 @@ def pgd_linf(model, x, y, eps, steps, clip=(0.0, 1.0)):
     return x_adv.detach()
 
 
-def smallest_flipping_attack(model, x, y, eps_grid, steps):
-    """For each image, the PGD perturbation of the smallest eps of the grid that changes its prediction (NaN rows
-    where none does), and that eps. Returns (delta, eps) with delta (N, d) and eps (N,)."""
+def smallest_flipping_attack(model, x, eps_grid, steps):
+    """PGD on each image against its own prediction, at every eps of the grid. Returns (delta, eps, attacked):
+    per image the perturbation (N, d) of the smallest eps that changes the prediction and that eps (N,) (NaN where
+    none does), and the attacked inputs at each eps of the grid."""
     delta = torch.full_like(x, math.nan)
-    found = torch.full((len(x),), math.nan, dtype=x.dtype)
+    found = torch.full((len(x),), math.nan, dtype=torch.float64)  # compared with the config's eps exactly
     pred = model(x).argmax(1)
+    attacked = []
     for eps in eps_grid:
         x_adv = pgd_linf(model, x, pred, eps, steps)
+        attacked.append(x_adv)
         flipped = (model(x_adv).argmax(1) != pred) & torch.isnan(found)
         delta[flipped] = (x_adv - x)[flipped]
         found[flipped] = eps
-    return delta, found
+    return delta, found, attacked
