@@ -11,7 +11,6 @@ import copy
 import numpy as np
 import torch
 
-from shared.io.files import read_json, write_json
 from shared.nn.linear_operators import layer_operator, null_space
 from shared.pipeline.run import start_run, write_metrics
 
@@ -88,9 +87,7 @@ def main():
         "conv2_sigma_min_over_max": float(s2[-1] / s2[0]), "conv1_sigma_min_over_max": float(s1[-1] / s1[0]),
     }
     arrays = {"s1": s1.numpy(), "s2": s2.numpy(), "n1": np.array(op1.shape[1]), "n2": np.array(op2.shape[1])}
-    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
-    doc = read_json(args.metrics)  # write_metrics has no skipped argument (NEEDS_SHARED.md)
-    write_json(args.metrics, {**doc, "skipped": SKIPPED})
+    write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays, skipped=SKIPPED)
     print(metrics)
 
 
