@@ -25,7 +25,7 @@ def brute_force_ranks(model, triples, known):
     n = model.entity.shape[0]
     out = {"tail": [], "head": []}
     for h, r, t in triples.tolist():
-        for direction in out:
+        for direction, ranks in out.items():
             true = model(torch.tensor([[h, r, t]])).item()
             greater = ties = 0
             for e in range(n):
@@ -34,7 +34,7 @@ def brute_force_ranks(model, triples, known):
                     continue
                 s = model(torch.tensor([candidate])).item()
                 greater, ties = greater + (s > true), ties + (s == true)
-            out[direction].append(1 + greater + ties / 2)
+            ranks.append(1 + greater + ties / 2)
     return {k: torch.tensor(v) for k, v in out.items()}
 
 
@@ -54,10 +54,10 @@ def main():
     run = start_run("metrics", "arrays", many=("checkpoints", "data"))
     p = run.params
     metrics, info, skipped, table = {}, {}, {}, {}
-    graphs = {}
+    graphs, metas = {}, {}
     for name, checkpoint, data in zip(p["graphs"], run.args.checkpoints, run.args.data):
         graph, (models, specs, meta) = load_graph(data), load_models(checkpoint)
-        graphs[name] = (graph, models, specs)
+        graphs[name], metas[name] = (graph, models, specs), meta
         per_model = {}
         for run_name, model in models.items():
             values = rank_metrics(filtered_ranks(model, graph["test"], every_triple(graph), graph["n_entities"],
@@ -96,7 +96,7 @@ def main():
 
     # Exact checks on Kinships' first DistMult run, in float64.
     graph, models, specs = graphs["kinships"]
-    first = lambda model_name: next(m for n, m in models.items() if specs[n]["model"] == model_name)  # noqa: E731
+    first = lambda model_name: next(m for n, m in models.items() if specs[n]["model"] == model_name)
     distmult = first("distmult").double()
     triples = graph["test"][: p["identity_triples"]]
     swapped = triples[:, [2, 1, 0]]
@@ -124,13 +124,13 @@ def main():
     info["identity_dtype"] = "float64"
 
     names = sorted({g for g, _, _ in table})
-    model_names = [m for m in ("distmult", "distmult_1n", "bilinear", "bilinear_linear", "linear", "transe", "ntn")
+    model_names = [m for m in ("distmult", "distmult_1n", "distmult_tanh", "bilinear", "bilinear_linear", "linear", "transe", "ntn")
                    if any(k[1] == m for k in table)]
     arrays = {"graphs": np.array(names), "models": np.array(model_names)}
     for key in ("mrr", "hits@10"):
         arrays[key.replace("@", "")] = np.array([[table.get((g, m, key), math.nan) for m in model_names]
                                                   for g in names])
-    write_metrics(run.args.metrics, metrics, info=info, arrays=arrays, arrays_path=run.args.arrays)
+    write_metrics(run.args.metrics, metrics, metas["kinships"], info=info, arrays=arrays, arrays_path=run.args.arrays)
     add_skipped(run.args.metrics, skipped)
     print({k: round(v, 4) for k, v in metrics.items()})
 

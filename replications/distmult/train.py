@@ -22,7 +22,7 @@ def main():
             seed_everything(run.seed(seed, f"init-{name}"))
             model = build(spec).to(run.device)
             losses = []
-            log = lambda epoch, loss: losses.append(loss)  # noqa: E731
+            log = lambda epoch, loss, losses=losses: losses.append(loss)
             generator = run.generator(seed, f"data-{name}")
             if spec["recipe"] == "margin":
                 m = p["margin"]

@@ -80,10 +80,8 @@ def family_graph(n_families, generations, children, seed):
         facts |= {(p, "parent_of", c), (c, "child_of", p)}
         if p in parent:
             facts |= {(parent[p], "grandparent_of", c), (c, "grandchild_of", parent[p])}
-    for a in parent:
-        for b in parent:
-            if a != b and parent[a] == parent[b]:
-                facts.add((a, "sibling_of", b))
+    for a, pa in parent.items():
+        facts |= {(a, "sibling_of", b) for b, pb in parent.items() if a != b and pa == pb}
     for a, r, b in list(facts):
         if r == "sibling_of":
             facts |= {(a, "uncle_of", c) for c, p in parent.items() if p == b}

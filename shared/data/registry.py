@@ -73,23 +73,23 @@ def _pykeen_data_dirs(name):
 PYKEEN_VERSION = "1.11.1"  # envs/requirements.in pins it; the sha256s below are of its wheel's files
 # name, folder in the wheel, description, citation, {split: sha256}
 _PYKEEN_GRAPHS = (
-    ("umls", "umls", "UMLS: the Unified Medical Language System semantic network, 135 entities, 46 relations, "
-     "5,216 / 652 / 661 triples (the split PyKEEN ships, from ZhenfengLei/KGDatasets)",
-     "McCray. An upper-level ontology for the biomedical domain. Comparative and Functional Genomics 4, 2003; "
-     "Kok, Domingos. Statistical predicate invention. ICML 2007.",
+    ("umls", "umls", ("UMLS: the Unified Medical Language System semantic network, 135 entities, 46 relations, "
+                      "5,216 / 652 / 661 triples (the split PyKEEN ships, from ZhenfengLei/KGDatasets)"),
+     ("McCray. An upper-level ontology for the biomedical domain. Comparative and Functional Genomics 4, 2003; "
+      "Kok, Domingos. Statistical predicate invention. ICML 2007."),
      {"train": "873ef4925516b83e7f6f8cc02b4be51d848828710a7f65a956f0ac4a9e452f35",
       "valid": "025c98f8a4891e2a6582ec5b40ee0d904031edad9c52554522f4b7904820c98e",
       "test": "a7eb529a3d2810fcc96341ccc97c625a5e202f8389673aa6bd317eeebbb79014"}),
-    ("kinships", "kinships", "Kinships: Alyawarra kinship terms (Denham 1973), 104 entities, 25 relations, "
-     "8,544 / 1,068 / 1,074 triples (the split PyKEEN ships)",
-     "Denham. The detection of patterns in Alyawarra nonverbal behaviour. PhD thesis, 1973; "
-     "Kemp, Tenenbaum, Griffiths, Yamada, Ueda. Learning systems of concepts with an infinite relational model. "
-     "AAAI 2006.",
+    ("kinships", "kinships", ("Kinships: Alyawarra kinship terms (Denham 1973), 104 entities, 25 relations, "
+                              "8,544 / 1,068 / 1,074 triples (the split PyKEEN ships)"),
+     ("Denham. The detection of patterns in Alyawarra nonverbal behaviour. PhD thesis, 1973; "
+      "Kemp, Tenenbaum, Griffiths, Yamada, Ueda. Learning systems of concepts with an infinite relational model. "
+      "AAAI 2006."),
      {"train": "738612111a6acf0e39662bde24c7e72a4d1edf20931beea077da367dda689731",
       "valid": "c56f8630a583178b1e569f11a64aa535ae1ce0b0912d8b1e24716be2b37f04da",
       "test": "05e5733265761d55be9c05bfaff5a8d0808df46f9c1e9d66cc3f2fe114e43d88"}),
-    ("nations", "nations", "Nations: relations between 14 countries (Rummel 1950-1965), 55 relations, "
-     "1,592 / 199 / 201 triples (the split PyKEEN ships)",
+    ("nations", "nations", ("Nations: relations between 14 countries (Rummel 1950-1965), 55 relations, "
+                            "1,592 / 199 / 201 triples (the split PyKEEN ships)"),
      "Rummel. Dimensionality of Nations project, 1950-1965; Kemp et al. AAAI 2006.",
      {"train": "0830fa9da8e5bba2ccdaa45b7bdc9130451ba66b09ff2708f35fccaf82473e57",
       "valid": "2b337a62e51a2f45c283eac98a70d21b7e0e102136be1539b2a52c652a7b0530",

@@ -51,20 +51,26 @@ class RelationScorer(nn.Module):
     def forward(self, triples):
         """Scores (B,) of (head, relation, tail) id triples (B, 3)."""
         h, r, t = triples.unbind(-1)
-        y1, y2 = self.entities(h), self.entities(t)
+        return self.score_shared_relation(h[:, None], r, t[:, None])[:, 0]
+
+    def score_shared_relation(self, heads, relations, tails):
+        """Scores (B, K) of (heads[b, k], relations[b], tails[b, k]): a positive and its corruptions share their
+        relation, so its parameters (a d x d matrix for the bilinear kinds) are gathered once per row, not K times."""
+        y1, y2, r = self.entities(heads), self.entities(tails), relations
         if self.kind == "transe":
-            return -torch.linalg.vector_norm(y1 + self.relation[r] - y2, ord=self.transe_norm, dim=-1)
+            return -torch.linalg.vector_norm(y1 + self.relation[r][:, None] - y2, ord=self.transe_norm, dim=-1)
         if self.kind == "ntn":
-            bilinear = torch.einsum("bi,bkij,bj->bk", y1, self.tensor[r], y2)
-            linear = torch.einsum("bki,bi->bk", self.linear[r, :, 0], y1) + torch.einsum("bki,bi->bk", self.linear[r, :, 1], y2)
-            return (self.out[r] * torch.tanh(bilinear + linear + self.bias[r])).sum(-1)
-        score = torch.zeros(len(triples), dtype=y1.dtype, device=y1.device)
+            bilinear = torch.einsum("bni,bkij,bnj->bnk", y1, self.tensor[r], y2)
+            linear = (torch.einsum("bki,bni->bnk", self.linear[r, :, 0], y1)
+                      + torch.einsum("bki,bni->bnk", self.linear[r, :, 1], y2))
+            return (self.out[r][:, None] * torch.tanh(bilinear + linear + self.bias[r][:, None])).sum(-1)
+        score = torch.zeros(y1.shape[:2], dtype=y1.dtype, device=y1.device)
         if self.kind == "distmult":
-            score = (y1 * self.relation[r] * y2).sum(-1)
+            score = (y1 * self.relation[r][:, None] * y2).sum(-1)
         if self.kind in ("bilinear", "bilinear_linear"):
-            score = torch.einsum("bi,bij,bj->b", y1, self.relation[r], y2)
+            score = torch.einsum("bni,bij,bnj->bn", y1, self.relation[r], y2)
         if self.kind in ("linear", "bilinear_linear"):
-            score = score + (self.linear[r, 0] * y1).sum(-1) + (self.linear[r, 1] * y2).sum(-1)
+            score = score + (self.linear[r, 0][:, None] * y1).sum(-1) + (self.linear[r, 1][:, None] * y2).sum(-1)
         return score
 
     def score_tails(self, heads, relations):
@@ -80,13 +86,11 @@ class RelationScorer(nn.Module):
         if self.kind == "transe":  # tails: -||y + v - e||; heads: -||e + v - y|| = -||(y - v) - e||
             anchor = y + self.relation[r] if tails else y - self.relation[r]
             return -torch.cdist(anchor, every, p=self.transe_norm)
-        if self.kind == "ntn":  # no factorisation: score every (known, candidate) pair, one candidate block at a time
-            n = len(every)
-            pairs = torch.stack([known.repeat_interleave(n), r.repeat_interleave(n), torch.arange(n, device=known.device)
-                                 .repeat(len(known))], -1)
-            if not tails:
-                pairs = pairs[:, [2, 1, 0]]
-            return self(pairs).view(len(known), n)
+        if self.kind == "ntn":  # no factorisation: every candidate scored as a corruption of its row's relation
+            candidates = torch.arange(len(every), device=known.device).expand(len(known), -1)
+            anchors = known[:, None].expand_as(candidates)
+            return (self.score_shared_relation(anchors, r, candidates) if tails
+                    else self.score_shared_relation(candidates, r, anchors))
         score = torch.zeros(len(known), len(every), dtype=y.dtype, device=y.device)
         if self.kind == "distmult":
             score = (y * self.relation[r]) @ every.T
@@ -121,7 +125,7 @@ def margin_ranking_loss(positive, negative, margin=1.0):
 
 
 def corrupt(triples, n_entities, n_negatives, generator):
-    """(B, k, 3): each positive with its head or its tail (probability 1/2 each) replaced by a uniform entity."""
+    """(B, k, 3) on the CPU: each positive with its head or its tail (probability 1/2 each) replaced by a uniform entity."""
     batch = triples.unsqueeze(1).repeat(1, n_negatives, 1)
     replace_head = torch.rand(batch.shape[:2], generator=generator) < 0.5
     random_entity = torch.randint(n_entities, batch.shape[:2], generator=generator)

@@ -77,7 +77,10 @@ def train_margin(model, train, n_entities, epochs, batch_size, lr, n_negatives, 
         for index in _batches(len(train), batch_size, generator):
             batch = train[index.to(device)]
             negatives = corrupt(batch.cpu(), n_entities, n_negatives, generator).to(device)
-            loss = margin_ranking_loss(model(batch), model(negatives.view(-1, 3)).view(len(batch), -1), margin)
+            heads = torch.cat([batch[:, None, 0], negatives[..., 0]], 1)
+            tails = torch.cat([batch[:, None, 2], negatives[..., 2]], 1)
+            scores = model.score_shared_relation(heads, batch[:, 1], tails)
+            loss = margin_ranking_loss(scores[:, 0], scores[:, 1:], margin)
             if l2:
                 loss = loss + l2 * sum(p.square().sum() for p in relation_params) / math.ceil(len(train) / batch_size)
             optimizer.zero_grad()
