@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.data.fetch import DataCorrupted, _fetch_verified, check_unchanged
+from shared.data.knowledge_graphs import TRIPLE_KEYS, TRIPLE_METADATA_KEYS
 from shared.data.registry import REGISTRY
 from shared.data.stories import WordTokenizer
 from shared.io.files import atomic_path
@@ -29,7 +30,7 @@ def load(name, cache_dir=None):
         check_unchanged(name, found, cache_dir)  # a file swapped mid-read explains a failure better than the loader
         raise
     check_unchanged(name, found, cache_dir)
-    (_check_text if dataset.kind == "text" else _check_images)(name, arrays)
+    {"text": _check_text, "triples": _check_triples}.get(dataset.kind, _check_images)(name, arrays)
     arrays["sources"] = {role: _source(path, digest, dataset.files[role]) for role, (path, digest, _) in found.items()}
     return arrays
 
@@ -63,6 +64,16 @@ def _check_text(name, arrays):
             raise ValueError(f"{name}: {key} has ids outside 0..{vocab_size - 1}")
 
 
+def _check_triples(name, arrays):
+    n_entities, n_relations = (len(json.loads(arrays[key])) for key in TRIPLE_METADATA_KEYS)
+    for key in TRIPLE_KEYS:
+        triples = arrays[key]
+        if triples.dtype != np.int64 or triples.ndim != 2 or triples.shape[1] != 3 or len(triples) == 0:
+            raise ValueError(f"{name}: {key} should be non-empty (N, 3) int64 triples, got {triples.shape} {triples.dtype}")
+        if triples.min() < 0 or triples[:, [0, 2]].max() >= n_entities or triples[:, 1].max() >= n_relations:
+            raise ValueError(f"{name}: {key} has ids outside the {n_entities} entities / {n_relations} relations")
+
+
 def prepare(name, out_path, cache_dir=None):
     data = load(name, cache_dir)
     metadata = {"dataset": name, "licence": REGISTRY[name].licence,
@@ -71,6 +82,9 @@ def prepare(name, out_path, cache_dir=None):
     if REGISTRY[name].kind == "text":
         keys = TEXT_ARRAY_KEYS
         metadata.update({key: str(data[key]) for key in TEXT_METADATA_KEYS})
+    elif REGISTRY[name].kind == "triples":
+        keys = TRIPLE_KEYS
+        metadata.update({key: data[key] for key in TRIPLE_METADATA_KEYS})
     with atomic_path(out_path) as tmp:
         write_safetensors({k: np.ascontiguousarray(data[k]) for k in keys}, tmp, metadata)
     return Path(out_path)

