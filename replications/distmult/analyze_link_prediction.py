@@ -11,7 +11,7 @@ from shared.nn.relation_scoring import RelationScorer
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.link_prediction import filtered_ranks, rank_metrics
 
-from .common import add_skipped, every_triple, load_graph, load_models
+from .common import every_triple, load_graph, load_models
 
 TABLE2_GRAPHS = ("fb15k", "wn18")
 TABLE2_MODELS = ("ntn", "bilinear_linear", "transe", "bilinear", "distmult")
@@ -130,8 +130,8 @@ def main():
     for key in ("mrr", "hits@10"):
         arrays[key.replace("@", "")] = np.array([[table.get((g, m, key), math.nan) for m in model_names]
                                                   for g in names])
-    write_metrics(run.args.metrics, metrics, metas["kinships"], info=info, arrays=arrays, arrays_path=run.args.arrays)
-    add_skipped(run.args.metrics, skipped)
+    write_metrics(run.args.metrics, metrics, metas["kinships"], info=info, arrays=arrays, arrays_path=run.args.arrays,
+                  skipped={key: reason for key, reason in skipped.items() if key not in metrics})
     print({k: round(v, 4) for k, v in metrics.items()})
 
 

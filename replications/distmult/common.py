@@ -25,12 +25,3 @@ def every_triple(graph):
 def load_models(path):
     """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
     return load_checkpoint(path, build)
-
-
-def add_skipped(metrics_path, skipped):
-    """Record metrics that were not measured, each with its reason (the report shows NOT RUN and the reason);
-    write_metrics writes an empty `skipped` (NEEDS_SHARED.md)."""
-    from shared.io.files import read_json, write_json
-    doc = read_json(metrics_path)
-    doc["skipped"] = {key: reason for key, reason in skipped.items() if key not in doc["metrics"]}
-    write_json(metrics_path, doc)
