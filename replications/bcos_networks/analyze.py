@@ -16,7 +16,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from shared.io.files import read_json
 from shared.nn.bcos import explanation_mode, logit_bias
 from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.pipeline.run import start_run, write_metrics
@@ -114,7 +113,7 @@ def toy(p):
 
 
 def main():
-    run = start_run("data", "metrics", "arrays", many=("checkpoints", "histories"))
+    run = start_run("data", "metrics", "arrays", many=("checkpoints", "histories"))  # histories: for provenance
     args, p = run.args, run.params
     device = run.device
     data = {k: v.to(device) for k, v in load_data(args.data).items()}
@@ -209,9 +208,6 @@ def main():
     for name in bcos_names + [relu]:
         arrays[f"maps_{name}"] = class_maps(models[name], x_test[shown], y_test[shown]).cpu().numpy()
         arrays[f"grid_maps_{name}"] = grid_maps[name]
-    for path in args.histories:
-        history = read_json(path)
-        arrays[f"test_acc_{history['runs'][0]['name']}"] = np.array([row["test_acc"] for row in history["history"]])
     info = {"arms": b_of, "seeds": {a: len(n) for a, n in seeds.items()}, "test_images": len(x_test), "pool_all_correct": all_correct,
             "grids": p["grids"], "grid": p["grid"], "chance": chance}
     write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)

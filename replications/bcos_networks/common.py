@@ -11,7 +11,7 @@ def as_images(x):
     """digits (N, 64) floats in [0, 1] -> (N, 1, 8, 8); a registry image set (N, H, W, C) uint8 -> (N, C, H, W) in [0, 1]."""
     x = torch.from_numpy(x)
     if x.dim() == 2:
-        side = int(round(x.shape[1] ** 0.5))
+        side = round(x.shape[1] ** 0.5)
         return x.float().view(-1, 1, side, side)
     return x.permute(0, 3, 1, 2).float() / 255.0
 

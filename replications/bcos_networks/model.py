@@ -11,7 +11,7 @@ localisation metric). `body` maps the encoded input to logits; explanations diff
 import torch
 from torch import nn
 
-from shared.nn.bcos import BcosConv2d, LogitLayer, add_inverse, bcos_layers, logit_bias
+from shared.nn.bcos import BcosConv2d, LogitLayer, add_inverse, logit_bias
 
 
 class BcosNet(nn.Module):
@@ -36,7 +36,7 @@ class BcosNet(nn.Module):
         paper tunes one scale per B by hand; this rule fixes it from the data once, the same for every B)."""
         h = self.encode(x)
         for module in self.body:
-            if module in bcos_layers(self):
+            if isinstance(module, BcosConv2d):
                 module.set_scale(1.0)
                 module.set_scale(module(h).pow(2).mean().sqrt().item())
             h = module(h)
@@ -64,8 +64,7 @@ class ReluNet(nn.Module):
 
 def build(spec):
     """One model from a run spec: the config's `model` keys plus in_channels, n_classes, arch ('bcos' or 'relu'), b."""
-    shape = dict(in_channels=spec["in_channels"], channels=spec["channels"], kernels=spec["kernels"],
-                 strides=spec["strides"], n_classes=spec["n_classes"])
+    shape = {k: spec[k] for k in ("in_channels", "channels", "kernels", "strides", "n_classes")}
     if spec["arch"] == "relu":
         return ReluNet(**shape)
     return BcosNet(**shape, b=spec["b"], max_out=spec["max_out"], temperature=spec["temperature"])

@@ -31,7 +31,7 @@ def arms(cfg):
 
 
 def check(cfg):
-    channels, side, classes, train = DATASETS[cfg["dataset"]]
+    _, _, classes, train = DATASETS[cfg["dataset"]]
     m = cfg["model"]
     if cfg["n_classes"] != classes:
         raise ConfigError(f"'n_classes': {cfg['n_classes']} does not match dataset {cfg['dataset']!r} (allowed: {classes})")
@@ -86,7 +86,7 @@ def analyses(paper):
     reads = {"checkpoints": [checkpoint_path(paper, a, s) for a, s in runs],
              "histories": [history_path(paper, a, s) for a, s in runs], "data": data_path(paper)}
     out = [Analysis("bcos", script="analyze", reads=reads, params={**cfg["analysis"], "device": cfg["device"]},
-                    figures=("against_b", "contributions", "toy", "training"))]
+                    figures=("against_b", "contributions", "toy"))]
     if cfg["dataset"] == "cifar10":
         out.append(Analysis("cifar10", script="analyze_accuracy", reads={"histories": reads["histories"]}, params={}))
     return out

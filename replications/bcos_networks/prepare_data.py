@@ -15,7 +15,7 @@ def split_by_class(x, y, test_fraction):
     train_idx, test_idx = [], []
     for label in np.unique(y):
         rows = np.flatnonzero(y == label)
-        n_test = int(round(test_fraction * len(rows)))
+        n_test = round(test_fraction * len(rows))
         train_idx.append(rows[: len(rows) - n_test])
         test_idx.append(rows[len(rows) - n_test :])
     train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
