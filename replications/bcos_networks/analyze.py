@@ -36,6 +36,11 @@ def linear_map(model, x, chunk=32):
             torch.cat([p.output for p in parts]), encoded)
 
 
+@torch.no_grad()
+def predict(model, x, chunk=1000):
+    return torch.cat([model(x[i:i + chunk]) for i in range(0, len(x), chunk)])
+
+
 def input_jacobian(model, encoded, explain):
     """Autograd's input gradient of every logit (N, classes, *encoded), dynamic scales detached when `explain`."""
     m = copy.deepcopy(model).double()
@@ -163,9 +168,9 @@ def main():
     metrics["align_ratio_Bmax_B1"] = align[bmax] / align[b1]
 
     # localisation on grids every model sees alike
-    with torch.no_grad():
-        probs = torch.stack([torch.sigmoid(m(x_test))[torch.arange(len(y_test)), y_test] for m in models.values()])
-        correct = torch.stack([m(x_test).argmax(1) == y_test for m in models.values()]).all(0)
+    logits = [predict(m, x_test) for m in models.values()]  # one model at a time, in chunks (10,000 CIFAR images)
+    probs = torch.stack([torch.sigmoid(z)[torch.arange(len(y_test)), y_test] for z in logits])
+    correct = torch.stack([z.argmax(1) == y_test for z in logits]).all(0)
     confidence = probs.mean(0).cpu().numpy()
     pools, all_correct = [], []
     for c in range(int(y_test.max()) + 1):
