@@ -1,0 +1,82 @@
+"""bcos_networks: config checks, the models' exact maps, calibration, augmentation, the localisation score and the toy."""
+import numpy as np
+import pytest
+import torch
+
+from replications.bcos_networks import analyze, model, pipeline, train
+from shared.pipeline.config import ConfigError
+from shared.pipeline.paper import load_papers
+
+PAPER = "bcos_networks"
+SHAPE = {"in_channels": 1, "channels": [4, 6], "kernels": [3, 3, 1], "strides": [1, 2, 1], "n_classes": 10}
+
+
+def _load(override, tier="quick"):
+    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
+
+
+@pytest.mark.parametrize("tier", ["quick", "full"])
+def test_committed_tiers_load(tier):
+    paper = _load({}, tier)
+    assert set(paper.skipped) == ({"imagenet"} if tier == "full" else {"imagenet", "cifar10"})
+
+
+@pytest.mark.parametrize("override, key", [({"b_values": [1, 1.5]}, "b_values"),
+                                           ({"model": {"kernels": [3, 1]}}, "kernels"),
+                                           ({"analysis": {"grid": 4}}, "grid")])
+def test_bad_config_stops_the_parse(override, key):
+    with pytest.raises(ConfigError, match=key):
+        _load(override)
+
+
+def test_arm_names():
+    assert pipeline.arms({"b_values": [1, 1.25, 2], "baseline": True}) == {"B1": 1, "B1p25": 1.25, "B2": 2,
+                                                                           "relu": None}
+
+
+@pytest.mark.parametrize("arch", ["bcos", "relu"])
+def test_models_are_their_linear_maps(arch):
+    torch.manual_seed(0)
+    net = model.build({**SHAPE, "arch": arch, "b": 2.0, "max_out": 2, "temperature": 1.0})
+    x = torch.rand(3, 1, 8, 8)
+    net.calibrate(x)
+    weight, bias, out, encoded = analyze.linear_map(net, x)
+    assert encoded.shape[1] == (2 if arch == "bcos" else 1)
+    assert analyze.rel_err((weight * encoded[:, None]).flatten(2).sum(-1) + bias, out) < 1e-10
+
+
+def test_calibration_gives_unit_rms_layers():
+    torch.manual_seed(0)
+    net = model.build({**SHAPE, "arch": "bcos", "b": 2.5, "max_out": 2, "temperature": 1.0})
+    x = torch.rand(16, 1, 8, 8)
+    net.calibrate(x)
+    h = net.encode(x)
+    for layer in list(net.body)[:3]:
+        h = layer(h)
+        assert h.pow(2).mean().sqrt().item() == pytest.approx(1.0, rel=1e-4)
+
+
+def test_augment_crops_and_flips_within_the_padded_image():
+    x = torch.arange(2 * 3 * 6 * 6, dtype=torch.float32).view(2, 3, 6, 6)
+    out = train.augment(x, torch.Generator().manual_seed(0), pad=2)
+    assert out.shape == x.shape
+    assert set(out.unique().tolist()) <= set(x.unique().tolist()) | {0.0}
+
+
+def test_cell_shares_and_grids():
+    maps = torch.zeros(2, 4, 4, dtype=torch.float64)
+    maps[0, :2, :2] = 1.0          # all positive mass in cell 0
+    maps[1, 2:, :2], maps[1, 0, 0] = 3.0, 2.0  # cell 2 holds 12 of 14
+    shares = analyze.cell_shares(maps, torch.tensor([0, 2]), 2)
+    torch.testing.assert_close(shares, torch.tensor([1.0, 12 / 14], dtype=torch.float64))
+    x = torch.arange(10).float().view(10, 1, 1, 1).expand(10, 1, 2, 2)
+    images, classes = analyze.make_grids(x, [np.array([c]) for c in range(10)], 2, 3, np.random.default_rng(0))
+    assert images.shape == (3, 1, 4, 4)
+    assert all(len(set(row.tolist())) == 4 for row in classes)
+    assert images[0, 0, 0, 0].item() == classes[0, 0].item() and images[0, 0, 3, 3].item() == classes[0, 3].item()
+
+
+def test_toy_sweep_is_deterministic():
+    p = {"points": 10, "noise": 0.05, "angles": 360, "b_values": [1, 50], "seed": 0}
+    first, arrays = analyze.toy(p)
+    assert first == analyze.toy(p)[0] and arrays["toy_loss_B1"].shape == (360,)
