@@ -68,7 +68,7 @@ def main():
             perm_out = permute_weight_space(out_w, out_b, perms)
             out_perm = layer(*permute_weight_space(wc, bc, perms))
             equi.append(max(rel(a, c) for a, c in zip(perm_out[0] + perm_out[1], out_perm[0] + out_perm[1])))
-            bw = lambda ws: [ws[0], ws[1] + broken_offset, *ws[2:]]  # noqa: E731
+            bw = lambda ws: [ws[0], ws[1] + broken_offset, *ws[2:]]
             broken.append(rel(permute_weight_space(bw(out_w), out_b, perms)[0][1], bw(out_perm[0])[1]))
             fw, fb = permute_weight_space(raw_w, raw_b, perms)
             function.append(rel(inr_forward(fw, fb, x, p["w0"]), inr_forward(raw_w, raw_b, x, p["w0"])))

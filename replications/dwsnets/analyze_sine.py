@@ -21,7 +21,7 @@ def main():
         curves[kind] = {r["n_train"]: r["test"] for r in rows}
     sizes = sorted(curves["dws"])
     mse = {k: np.array([curves[k][n] for n in sizes]) for k in kinds}
-    ratio = lambda k: float(np.max(mse["dws"] / mse[k]))  # noqa: E731  worst size for DWSNet
+    ratio = lambda k: float(np.max(mse["dws"] / mse[k]))
     variance = (high - low) ** 2 / 12
     metrics = {f"mse_{k}_n{n}": curves[k][n] for k in kinds for n in sizes}
     metrics.update({

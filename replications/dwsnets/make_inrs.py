@@ -29,7 +29,7 @@ def main():
     run = start_run("out", optional=("images",))
     p = run.params
     inr, task = p["inr"], p["task"]
-    seed_of = lambda split: lambda i: run.seed(p["seed"], f"inr-{split}-{i}")  # noqa: E731
+    seed_of = lambda split: lambda i: run.seed(p["seed"], f"inr-{split}-{i}")
     arrays = {}
     if task == "sine":
         s = p["sine"]
@@ -45,7 +45,7 @@ def main():
         c = p["classification"]
         for split, n in (("train", c["train_images"]), ("test", c["test_images"])):
             images = data[f"x_{split}"][:n].reshape(min(n, len(data[f"x_{split}"])), -1) / 255.0
-            side = int(round(images.shape[1] ** 0.5))
+            side = round(images.shape[1] ** 0.5)
             coords, targets = image_targets(images, side)
             w, b, mse = fit_chunks(coords, targets, inr, seed_of(split), run.device, p["chunk"])
             part = to_arrays(w, b, target=torch.as_tensor(data[f"y_{split}"][:n]), mse=mse)

@@ -7,6 +7,8 @@ Every model takes (weights, biases): lists of (B, d_m, d_{m-1}) and (B, d_m) ten
   * stats:   an MLP on per-tensor statistics (mean, std, quantiles), an invariant-features baseline (ours: it is
              not in the paper's sine figure; Unterthiner et al. 2020 predict network properties this way).
 """
+from itertools import pairwise
+
 import torch
 from torch import nn
 
@@ -53,7 +55,7 @@ def build(spec):
     if spec["kind"] == "dws":
         return DWSNet(len(widths) - 1, widths[0], widths[-1], cfg["channels"], cfg["depth"], out, cfg["head_hidden"])
     if spec["kind"] in ("mlp", "mlp_aug"):
-        n_params = sum(a * b + b for a, b in zip(widths, widths[1:]))
+        n_params = sum(a * b + b for a, b in pairwise(widths))
         return FlatMLP(n_params, cfg["hidden"], cfg["depth"], out)
     if spec["kind"] == "stats":
         return StatsMLP(2 * (len(widths) - 1), cfg["hidden"], cfg["depth"], out)

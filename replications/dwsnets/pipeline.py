@@ -82,7 +82,7 @@ def train_params(cfg, task, kind):
 
 def analyses(paper):
     cfg = paper.cfg
-    hist = lambda task: [model_path(paper, task, k, "json") for k in cfg["kinds"]]  # noqa: E731
+    hist = lambda task: [model_path(paper, task, k, "json") for k in cfg["kinds"]]
     out = [
         Analysis("sine", script="analyze_sine", reads={"histories": hist("sine")},
                  params={"kinds": cfg["kinds"], "freq": [cfg["sine"]["freq_low"], cfg["sine"]["freq_high"]]},

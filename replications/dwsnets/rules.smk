@@ -56,13 +56,13 @@ rule train:
     input:
         code=P.code("train"),
         data=inr_path(P, "{task}"),
-    wildcard_constraints:
-        task="sine|" + "|".join(IMAGE_TASKS),
     output:
         checkpoint=model_path(P, "{task}", "{kind}"),
         history=model_path(P, "{task}", "{kind}", "json"),
     log:
         P.log("train_{task}_{kind}"),
+    wildcard_constraints:
+        task="sine|" + "|".join(IMAGE_TASKS),
     priority: 1  # long jobs first, so that the cores stay busy to the end
     threads: P.threads("train")
     resources:
@@ -87,7 +87,14 @@ rule benchmark:
         **P.resources("benchmark"),
     params:
         **P.step("benchmark"),
-        p=P.params({"device": P.cfg["device"], "seed": P.cfg["seed"], "inr": P.cfg["inr"], "sine": P.cfg["sine"],
-                    **P.cfg["benchmark"]}),
+        p=P.params(
+            {
+                "device": P.cfg["device"],
+                "seed": P.cfg["seed"],
+                "inr": P.cfg["inr"],
+                "sine": P.cfg["sine"],
+                **P.cfg["benchmark"],
+            }
+        ),
     shell:
         step_shell()

@@ -16,6 +16,7 @@ bias is constant over hidden axes. `DWSLayer` holds all these terms; its paramet
 the channels, never on the hidden widths (`dws_param_count`).
 """
 import math
+from itertools import pairwise
 
 import torch
 from torch import nn
@@ -79,7 +80,7 @@ class DWSLayer(nn.Module):
             [nn.Parameter(torch.zeros(_free_size(a, self.free, n_layers) * c_out)) for a in self.axes]) if bias else None
 
     def _term(self, x, x_axes, y_axes, keep, lin):
-        hidden = lambda k: _hidden(k, self.n_layers)  # noqa: E731
+        hidden = lambda k: _hidden(k, self.n_layers)
         axes = list(x_axes)
         for pos in reversed(range(len(axes))):  # pool the hidden axes the output does not keep
             if hidden(axes[pos]) and axes[pos] not in keep:
@@ -145,7 +146,7 @@ class DWSNet(nn.Module):
     def __init__(self, n_layers, d_in, d_out, channels, depth, n_outputs, head_hidden=64):
         super().__init__()
         dims = [1] + [channels] * depth
-        self.layers = nn.ModuleList(DWSLayer(n_layers, d_in, d_out, a, b) for a, b in zip(dims, dims[1:]))
+        self.layers = nn.ModuleList(DWSLayer(n_layers, d_in, d_out, a, b) for a, b in pairwise(dims))
         self.pool = InvariantPool(n_layers, d_in, d_out, dims[-1])
         self.head = nn.Sequential(nn.Linear(self.pool.out_features, head_hidden), nn.ReLU(),
                                   nn.Linear(head_hidden, n_outputs))
@@ -197,7 +198,7 @@ def _flatten(weights, biases):
 
 def _unflatten(v, widths):
     """(weights, biases) with batch 1 and one channel from a flat vector of the weight space."""
-    shapes = [(1, b, a, 1) for a, b in zip(widths, widths[1:])] + [(1, b, 1) for b in widths[1:]]
+    shapes = [(1, b, a, 1) for a, b in pairwise(widths)] + [(1, b, 1) for b in widths[1:]]
     out, i = [], 0
     for s in shapes:
         k = math.prod(s)
@@ -210,7 +211,7 @@ def _unflatten(v, widths):
 def commutant_dimension(widths):
     """dim {A : A g = g A for every hidden permutation g} on the weight space of an MLP with these widths, from two
     generators of each S_d (a swap and a cycle), as n^2 minus the rank of the stacked constraints vec(gA - Ag) = 0."""
-    n = sum(a * b + b for a, b in zip(widths, widths[1:]))
+    n = sum(a * b + b for a, b in pairwise(widths))
     basis = torch.eye(n, dtype=torch.float64)
     eye, rows = basis, []
     for layer, d in enumerate(widths[1:-1]):
@@ -227,7 +228,7 @@ def layer_span_rank(widths):
     """Rank of the linear maps a bias-free one-channel DWSLayer can express on this weight space (the layer is linear
     in its parameters: the rank of the Jacobian of its matrix with respect to them)."""
     layer = DWSLayer(len(widths) - 1, widths[0], widths[-1], 1, 1, bias=False).double()
-    n = sum(a * b + b for a, b in zip(widths, widths[1:]))
+    n = sum(a * b + b for a, b in pairwise(widths))
     basis = torch.eye(n, dtype=torch.float64)
 
     def matrix(params):

@@ -1,5 +1,8 @@
 """shared.nn.weight_space: exact equivariance and invariance (float64), the group action, the parameter count and
 the completeness of the layer (its span equals the space of all equivariant linear maps)."""
+from itertools import pairwise
+
+import pytest
 import torch
 
 from shared.nn.weight_space import (
@@ -15,9 +18,11 @@ from shared.nn.weight_space import (
 
 WIDTHS = (2, 5, 4, 3)  # d_0 .. d_M: M = 3, hidden widths 5 and 4
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def random_space(widths, batch=3, channels=2, gen=None):
-    w = [torch.randn(batch, b, a, channels, generator=gen, dtype=torch.float64) for a, b in zip(widths, widths[1:])]
+    w = [torch.randn(batch, b, a, channels, generator=gen, dtype=torch.float64) for a, b in pairwise(widths)]
     bs = [torch.randn(batch, b, channels, generator=gen, dtype=torch.float64) for b in widths[1:]]
     return w, bs
 
