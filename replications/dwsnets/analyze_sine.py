@@ -34,6 +34,8 @@ def main():
         "dws_mse_largest_n": float(mse["dws"][-1]),
         "dws_mse_over_variance": float(mse["dws"][-1] / variance),
     })
+    if "mlp_align" in kinds:
+        metrics["mlp_align_over_mlp_largest_n"] = float(mse["mlp_align"][-1] / mse["mlp"][-1])
     if "mlp_aug" in kinds:
         metrics["mlp_aug_over_mlp_largest_n"] = float(mse["mlp_aug"][-1] / mse["mlp"][-1])
     info = {"sizes": sizes, "constant_predictor_mse": variance, "kinds": kinds}

@@ -3,6 +3,7 @@ import torch
 from safetensors.numpy import load_file
 
 from shared.data.inr import from_arrays
+from shared.nn.permutation import apply_permutation, mlp_spec, weight_matching
 
 
 def load_inrs(path):
@@ -37,6 +38,26 @@ def permute_batch(weights, biases, generator):
         b[layer - 1] = b[layer - 1].gather(1, perm)
         w[layer] = w[layer].gather(2, perm[:, None, :].expand_as(w[layer]))
     return w, b
+
+
+def align(data, reference, max_sweeps=20):
+    """Every INR of `data` with its hidden neurons permuted to match `reference` (a one-INR subset) by weight
+    matching (Git Re-Basin, Algorithm 1): the "MLP + alignment" baseline's input."""
+    m = len(data[0])
+    names = [f"l{k}" for k in range(m)]
+    spec = mlp_spec(names)
+    state = lambda w, b, i: {**{f"{n}.weight": w[k][i] for k, n in enumerate(names)},  # noqa: E731
+                             **{f"{n}.bias": b[k][i] for k, n in enumerate(names)}}
+    ref = state(reference[0], reference[1], 0)
+    out_w, out_b = [[] for _ in range(m)], [[] for _ in range(m)]
+    for i in range(len(data[2])):
+        mine = state(data[0], data[1], i)
+        perm, _ = weight_matching(spec, ref, mine, max_sweeps=max_sweeps)
+        permuted = apply_permutation(spec, perm, mine)
+        for k, n in enumerate(names):
+            out_w[k].append(permuted[f"{n}.weight"])
+            out_b[k].append(permuted[f"{n}.bias"])
+    return [torch.stack(t) for t in out_w], [torch.stack(t) for t in out_b], data[2]
 
 
 def subset(data, index):

@@ -3,7 +3,8 @@
 Every model takes (weights, biases): lists of (B, d_m, d_{m-1}) and (B, d_m) tensors, one per INR layer.
   * dws:     shared.nn.weight_space.DWSNet (equivariant DWS layers, invariant pooling, MLP head).
   * mlp:     an MLP on the flattened weights (the paper's "MLP" baseline); mlp_aug is the same model trained with
-             random hidden-neuron permutations of each batch ("MLP + Perm. aug").
+             random hidden-neuron permutations of each batch ("MLP + Perm. aug"); mlp_align reads every INR
+             permuted to match a reference INR by weight matching ("MLP + Alignment", Git Re-Basin).
   * stats:   an MLP on per-tensor statistics (mean, std, quantiles), an invariant-features baseline (ours: it is
              not in the paper's sine figure; Unterthiner et al. 2020 predict network properties this way).
 """
@@ -54,7 +55,7 @@ def build(spec):
     widths, cfg, out = spec["widths"], spec["model"], spec["n_outputs"]
     if spec["kind"] == "dws":
         return DWSNet(len(widths) - 1, widths[0], widths[-1], cfg["channels"], cfg["depth"], out, cfg["head_hidden"])
-    if spec["kind"] in ("mlp", "mlp_aug"):
+    if spec["kind"] in ("mlp", "mlp_aug", "mlp_align"):
         n_params = sum(a * b + b for a, b in pairwise(widths))
         return FlatMLP(n_params, cfg["hidden"], cfg["depth"], out)
     if spec["kind"] == "stats":

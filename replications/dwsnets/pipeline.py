@@ -20,8 +20,6 @@ IMAGE_TASKS = ("mnist", "fashion_mnist")
 
 # Experiments of the paper this replication does not run: namespace -> reason (their claims read NOT RUN)
 NOT_RUN = {
-    "alignment": "MLP + alignment (Git Re-Basin weight matching of every INR to a reference) is not run: it needs "
-                 "one matching per INR and was left out of the time budget",
     "inr2vec": "INR2Vec (De Luigi et al., 2023) is not implemented here (a separate encoder architecture)",
     "transformer": "the Transformer baseline of Schürholt et al. (2021) is not implemented here",
     "ssl": "the self-supervised sine-INR experiment (SimCLR on INR weights) is not run",

@@ -1,7 +1,7 @@
 """Test MSE of the frequency against the number of training INRs, one line per model (log-log, as the paper)."""
 from shared.pipeline.plots import figure_args, save, subplots
 
-LABELS = {"dws": "DWSNet", "mlp": "MLP", "mlp_aug": "MLP + perm. aug.", "stats": "MLP on weight statistics"}
+LABELS = {"dws": "DWSNet", "mlp": "MLP", "mlp_aug": "MLP + perm. aug.", "mlp_align": "MLP + alignment", "stats": "MLP on weight statistics"}
 
 args, arrays = figure_args()
 fig, axes = subplots(1, 1, size=4.2)

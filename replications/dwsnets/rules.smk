@@ -10,7 +10,7 @@ P = config["paper"]
 
 
 wildcard_constraints:
-    kind="dws|mlp_aug|mlp|stats",
+    kind="dws|mlp_aug|mlp_align|mlp|stats",
 
 
 rule sine_inrs:

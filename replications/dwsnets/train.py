@@ -11,7 +11,7 @@ from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
 
-from .common import load_inrs, permute_batch, subset, widths_of
+from .common import align, load_inrs, permute_batch, subset, widths_of
 from .model import build
 
 
@@ -57,6 +57,10 @@ def main():
     run = start_run("data", "checkpoint", "history")
     p = run.params
     data = load_inrs(run.args.data)
+    if p["kind"] == "mlp_align":  # every INR permuted to match the first training INR (weight matching)
+        reference = subset(data["train"], slice(0, 1))
+        data = {split: align(part, reference) for split, part in data.items()}
+        print(f"aligned {sum(len(part[2]) for part in data.values())} INRs ({run.wall():.0f} s)", flush=True)
     regression = p["task"] == "sine"
     widths = widths_of(data["train"][0])
     models, specs, history = {}, [], {}
