@@ -46,7 +46,7 @@ def align(data, reference, max_sweeps=20):
     m = len(data[0])
     names = [f"l{k}" for k in range(m)]
     spec = mlp_spec(names)
-    state = lambda w, b, i: {**{f"{n}.weight": w[k][i] for k, n in enumerate(names)},  # noqa: E731
+    state = lambda w, b, i: {**{f"{n}.weight": w[k][i] for k, n in enumerate(names)},
                              **{f"{n}.bias": b[k][i] for k, n in enumerate(names)}}
     ref = state(reference[0], reference[1], 0)
     out_w, out_b = [[] for _ in range(m)], [[] for _ in range(m)]

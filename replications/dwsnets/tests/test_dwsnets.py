@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from replications.dwsnets import pipeline
-from replications.dwsnets.common import permute_batch
+from replications.dwsnets.common import align, permute_batch
 from replications.dwsnets.model import build
 from replications.dwsnets.train import fit
 from shared.data.inr import inr_forward
@@ -85,3 +85,15 @@ def test_config_checks():
     bad["kinds"] = ["dws", "stats"]
     with pytest.raises(ConfigError, match="mlp"):
         pipeline.check(bad)
+
+
+def test_alignment_keeps_functions_and_moves_towards_the_reference():
+    gen = torch.Generator().manual_seed(3)
+    w, b = [[t.double() for t in part] for part in inrs(6, gen)]
+    data = (w, b, torch.zeros(6))
+    reference = ([t[:1] for t in w], [t[:1] for t in b], torch.zeros(1))
+    aw, ab, _ = align(data, reference)
+    x = torch.linspace(-3, 3, 11, dtype=torch.float64)[:, None]
+    assert torch.allclose(inr_forward(aw, ab, x, 30.0), inr_forward(w, b, x, 30.0), atol=1e-10)
+    inner = lambda ws, bs: sum((t * r[:1]).sum() for t, r in zip(ws + bs, w + b))
+    assert inner(aw, ab) >= inner(w, b) - 1e-9  # weight matching never lowers <reference, pi(theta)>
