@@ -4,6 +4,7 @@
     replicate index [--reports reports] [--out reports/index.md] [--replications replications]
     replicate new-paper NAME [--root .]
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
+    replicate drift [PAPER ...] [--cores 2] [--threads 2] [--set KEY=VALUE]   values on other kernels (.drift)
 """
 import argparse
 import keyword
@@ -103,7 +104,19 @@ def main(argv=None):
     bench.add_argument("--accept-load", action="store_true", help="keep figures measured on a busy machine")
     bench.add_argument("--skip-quick-suite", action="store_true",
                        help="the platform benchmark without its two quick-suite runs")
+    drift = sub.add_parser("drift", help="rerun the quick tier with other float kernels and threads in a scratch copy; "
+                                         "write reports/<paper>/quick/drift.json")
+    drift.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper")
+    drift.add_argument("--cores", type=int, default=2)
+    drift.add_argument("--threads", type=int, default=2, help="threads per job (the quick tier uses 1)")
+    drift.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="an environment setting for the rerun (beside ATEN_CPU_CAPABILITY=default, "
+                            "MKL_CBWR=COMPATIBLE)")
     args = parser.parse_args(argv)
+    if args.command == "drift":
+        from shared.pipeline import drift as drift_module
+
+        return drift_module.main(args)
     if args.command == "benchmarks":
         from shared.pipeline import remeasure  # imports the scratch machinery only when asked
 

@@ -134,9 +134,11 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
                   "claims.yaml or name it in deviations.md", file=sys.stderr)
     write_text(out_dir / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
     write_text(out_dir / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
+    drift = _read_drift(out_dir / "drift.json")
     sections = [
         _summary(claims_doc, tier, results, paper_dir),
-        _claims_table(tier, results),
+        _claims_table(tier, results, drift),
+        _drift(drift),
         _figures(paper_dir, out_dir, figure_paths),
         _deviations(paper_dir, results, explanations),
         _all_metrics(metrics),
@@ -255,12 +257,16 @@ def deviation_sections(paper_dir):
     return {t: "\n".join(lines).strip() for t, lines in sections.items()}
 
 
-def _claims_table(tier, results):
+def _claims_table(tier, results, drift=None):
     rows = []
+    moved = (drift or {}).get("claims", {})
     for r in results:
         c = _claim_row(r)
+        status = STATUS_BADGE[r.status]
+        if moved.get(r.id, {}).get("flips"):
+            status += f" ⚠️ {moved[r.id]['status_there']} on other kernels (drift)"
         rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(r.statement), cell(r.source), cell(c["paper"]),
-                     cell(c["expected"]), cell(c["reproduced"]), STATUS_BADGE[r.status], cell(c["notes"])])
+                     cell(c["expected"]), cell(c["reproduced"]), status, cell(c["notes"])])
     headers = ["ID", "Kind", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes"]
     return "## Claims\n\n" + (table(headers, rows) if rows else "_No claims listed in claims.yaml._")
 
@@ -484,6 +490,42 @@ def _without_sections(text, titles):
     return "\n".join(kept)
 
 
+def _read_drift(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def drift_text(summary):
+    if not summary.get("numeric"):
+        return "no numeric values to compare"
+    return (f"{summary['changed']} of {summary['numeric']} numeric values changed (median relative change "
+            f"{summary['median_rel_change']:.1e}, largest {summary['max_rel_change']:.1e}); status changed: "
+            + (", ".join(f"`{c}`" for c in summary["flipped"]) or "none"))
+
+
+def _drift(drift):
+    """How the claims' values moved when the quick tier ran again on other float kernels (shared.pipeline.drift)."""
+    if not drift:
+        return ("## Drift on other machines\n\nNot measured for this paper (`replicate drift PAPER` reruns its quick "
+                "tier on other float kernels and threads and records how its values move).")
+    setting = ", ".join(f"{k}={v}" for k, v in drift["setting"].items())
+    rows = [[f"`{cid}`", cell(e["here"]), cell(e["there"]),
+             cell(f"{e['rel_change']:.1e}" if "rel_change" in e else "—"), cell(f"{e['status_here']} → {e['status_there']}" if e["flips"] else "same")]
+            for cid, e in drift["claims"].items() if e["flips"] or e.get("rel_change", 0) > 1e-3]
+    lines = ["## Drift on other machines", "",
+             f"The quick tier ran again on {drift['measured_utc'][:10]} in a scratch copy with other float kernels "
+             f"({setting}), against the report rendered at {drift['against'].get('rendered')}: "
+             f"{drift_text(drift['summary'])}. Differences come from the order of floating-point sums, which "
+             "training amplifies; a claim whose status changed is flagged in the claims table: its status on this "
+             "machine is not robust."]
+    if rows:
+        lines += ["", "Values that moved by more than 0.1%, or whose status changed:", "",
+                  table(["Claim", "Here", "Other kernels", "Relative change", "Status"], rows)]
+    return "\n".join(lines)
+
+
 COST_COLUMNS = ("job", "started_utc", "wall_s", "cpu_s", "threads", "other_load", "exit_status")
 
 
@@ -568,11 +610,29 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
     if readme.is_file():
         _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
         _update_readme(readme, timing_table(reports_dir, sorted(papers)), TIMINGS_START, TIMINGS_END)
+        _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
     return papers
 
 
 README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end -->"
 TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
+DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
+
+
+def drift_table(reports_dir, papers, tier="quick"):
+    """Per paper, how its quick-tier values moved on other float kernels (its drift.json), generated."""
+    rows = []
+    for paper in papers:
+        drift = _read_drift(Path(reports_dir) / paper / tier / "drift.json")
+        if not drift:
+            rows.append([f"`{paper}`", "not measured", "—", "—", "—"])
+            continue
+        s = drift["summary"]
+        rows.append([f"`{paper}`", f"{s['changed']} of {s['numeric']}",
+                     "—" if s["median_rel_change"] is None else f"{s['median_rel_change']:.1e}",
+                     "—" if s["max_rel_change"] is None else f"{s['max_rel_change']:.1e}",
+                     ", ".join(f"`{c}`" for c in s["flipped"]) or "none"])
+    return table(["Paper", "Values changed", "Median relative change", "Largest", "Claims whose status changed"], rows)
 
 
 def timing_table(reports_dir, papers, tier="quick"):
