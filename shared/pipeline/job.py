@@ -175,17 +175,43 @@ def busy_wall_seconds(records):
     return total
 
 
-def summarize_costs(records):
-    """Totals over job records: jobs, CPU seconds, wall seconds (busy_wall_seconds), the most other load seen, when,
-    and on what machine (the most common one, with how many jobs ran elsewhere)."""
+def _interval(record):
+    start = datetime.fromisoformat(record["started_utc"]).timestamp()
+    return start, start + record["wall_s"]
+
+
+def outside_load(record, workflow):
+    """The CPU cores used during `record`'s job by work outside the workflow: its other_load (everything else the
+    machine did) less the share of CPU the workflow's other jobs (`workflow`, records) spent in that window."""
+    if record.get("other_load") is None:
+        return None
+    start, end = _interval(record)
+    own = 0.0
+    for other in workflow:
+        if other is record:
+            continue
+        o_start, o_end = _interval(other)
+        overlap = min(end, o_end) - max(start, o_start)
+        if overlap > 0 and other["wall_s"] > 0:
+            own += other["cpu_s"] * overlap / other["wall_s"]
+    return max(0.0, record["other_load"] - own / max(record["wall_s"], 1e-9))
+
+
+def summarize_costs(records, workflow=None):
+    """Totals over job records: jobs, CPU seconds, wall seconds (busy_wall_seconds), the CPU used outside the
+    workflow's jobs (`workflow`: every job record of the run, default `records`) at most and on average over the
+    jobs' wall time, when, and on what machine (the most common one, with how many jobs ran elsewhere)."""
     if not records:
         return None
     machines = [json.dumps(r.get("machine", {}), sort_keys=True) for r in records]
     common = max(set(machines), key=machines.count)
-    loads = [r["other_load"] for r in records if r.get("other_load") is not None]
+    loads = [(v, r["wall_s"]) for r in records if (v := outside_load(r, workflow or records)) is not None]
+    walls = sum(w for _, w in loads)
     return {"jobs": len(records), "failed": sum(r.get("exit_status") != 0 for r in records),
             "cpu_s": round(sum(r["cpu_s"] for r in records), 1), "wall_s": round(busy_wall_seconds(records), 1),
-            "max_other_load": max(loads) if loads else None, "first_started_utc": records[0]["started_utc"],
+            "max_other_load": round(max(v for v, _ in loads), 2) if loads else None,
+            "mean_other_load": round(sum(v * w for v, w in loads) / walls, 2) if walls else None,
+            "first_started_utc": records[0]["started_utc"],
             "machine": json.loads(common), "jobs_on_other_machines": len(machines) - machines.count(common)}
 
 

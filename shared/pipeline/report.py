@@ -512,7 +512,8 @@ def _drift(drift):
                 "tier on other float kernels and threads and records how its values move).")
     setting = ", ".join(f"{k}={v}" for k, v in drift["setting"].items())
     rows = [[f"`{cid}`", cell(e["here"]), cell(e["there"]),
-             cell(f"{e['rel_change']:.1e}" if "rel_change" in e else "—"), cell(f"{e['status_here']} → {e['status_there']}" if e["flips"] else "same")]
+             cell(f"{e['rel_change']:.1e}" if "rel_change" in e else "—"),
+             cell(f"{e['status_here']} → {e['status_there']}" if e["flips"] else "same")]
             for cid, e in drift["claims"].items() if e["flips"] or e.get("rel_change", 0) > 1e-3]
     lines = ["## Drift on other machines", "",
              f"The quick tier ran again on {drift['measured_utc'][:10]} in a scratch copy with other float kernels "
@@ -543,7 +544,8 @@ def _cost(cost):
              f"{total['jobs']} jobs: {total['cpu_s'] / 60:.1f} CPU-minutes, {total['wall_s'] / 60:.1f} minutes of wall "
              f"time while at least one ran, on {machine_text(total['machine'])}"
              + (f" ({total['jobs_on_other_machines']} jobs elsewhere)" if total["jobs_on_other_machines"] else "")
-             + ". The most CPU the rest of the machine used meanwhile: "
+             + ". The most CPU cores used by anything else during one of these jobs (other papers' jobs of the same "
+             "run included; the README's table discounts them): "
              + (f"{total['max_other_load']:.2f} cores" if total["max_other_load"] is not None else "not measured")
              + (" (timings taken under load read long)." if (total["max_other_load"] or 0) > 0.5 else "."),
              "", table(["Job", "Started (UTC)", "Wall s", "CPU s", "Threads", "Other load", "Exit"],
@@ -616,6 +618,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
 
 README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end -->"
 TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
+LOADED = 0.5  # mean outside load (cores) above which a paper's timings are marked as taken under load
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
 
 
@@ -636,20 +639,24 @@ def drift_table(reports_dir, papers, tier="quick"):
 
 
 def timing_table(reports_dir, papers, tier="quick"):
-    """Per paper, what its last `tier` run cost, read from the job records its report kept; then the sum."""
-    rows, totals, jobs = [], [], []
+    """Per paper, what its last `tier` run cost, read from the job records its report kept; then the sum. Outside
+    load discounts every paper's jobs, since the default run runs several papers' jobs at once."""
+    costs = {}
     for paper in papers:
         path = Path(reports_dir) / paper / tier / "provenance.json"
-        cost = (json.loads(path.read_text()).get("cost") or {}) if path.is_file() else {}
-        total = cost.get("summary")
-        if not total:
+        costs[paper] = (json.loads(path.read_text()).get("cost") or {}) if path.is_file() else {}
+    jobs = [job for cost in costs.values() for job in cost.get("jobs") or []]
+    rows, totals = [], []
+    for paper, cost in costs.items():
+        if not cost.get("summary"):
             rows.append([f"`{paper}`", "—", "—", "—", "—", "no job records"])
             continue
+        total = summarize_costs(cost["jobs"], workflow=jobs)
         totals.append(total)
-        jobs += cost.get("jobs", [])
-        load = total["max_other_load"]
+        load = total["mean_other_load"]
         rows.append([f"`{paper}`", str(total["jobs"]), f"{total['cpu_s'] / 60:.1f}", f"{total['wall_s'] / 60:.1f}",
-                     "—" if load is None else f"{load:.2f}" + (" (loaded)" if load > 0.5 else ""),
+                     "—" if load is None else f"{load:.2f} (max {total['max_other_load']:.2f})"
+                     + (" (loaded)" if load > LOADED else ""),
                      total["first_started_utc"][:10]])
     if not totals:
         return "_No job records yet: run the pipeline._"
@@ -660,9 +667,11 @@ def timing_table(reports_dir, papers, tier="quick"):
     head = (f"Measured by each job ({tier} tier, generated from the reports' records): on "
             + "; ".join(sorted(machines)) + ". Wall minutes count the time at least one of the paper's jobs ran, "
             "two at once under `--cores 2` (the last row: any job of the suite, as the default run ran them). "
-            "Snakemake's own start-up and the data preparation are not included. Other load: the most CPU cores the "
-            "rest of the machine used during a job.")
-    return head + "\n\n" + table(["Paper", "Jobs", "CPU min", "Wall min", "Other load", "Run on"], rows)
+            "Snakemake's own start-up and the data preparation are not included. Outside load: the CPU cores the "
+            "rest of the machine used while the paper's jobs ran (mean over their wall time, and the most during one "
+            "job), the workflow's own parallel jobs discounted; Snakemake itself and its report jobs count as "
+            f"outside. Above {LOADED} cores on average the paper's times read long.")
+    return head + "\n\n" + table(["Paper", "Jobs", "CPU min", "Wall min", "Outside load", "Run on"], rows)
 
 
 def _status_table(papers, reports_dir, base, replications_dir):

@@ -53,8 +53,9 @@ def test_timing_table_is_generated_from_reports(tmp_path):
         (tmp_path / paper / "quick").mkdir(parents=True)
         (tmp_path / paper / "quick" / "provenance.json").write_text(json.dumps({"cost": cost}))
     text = timing_table(tmp_path, ["p1", "p2", "p3"])
-    assert "| `p1` | 1 | 1.8 | 2.0 | 0.10 |" in text
-    assert "1.50 (loaded)" in text and "no job records" in text
+    # each job's outside load discounts the other paper's job, which ran at the same time (110 CPU-s in 120 s)
+    assert "| `p1` | 1 | 1.8 | 2.0 | 0.00 (max 0.00) |" in text
+    assert "| `p2` | 1 | 1.8 | 2.0 | 0.58 (max 0.58) (loaded) |" in text and "no job records" in text
     assert "| **all** | 2 | **3.7** | **2.0** |" in text  # the two ran at the same time
 
 
