@@ -4,7 +4,7 @@
     replicate index [--reports reports] [--out reports/index.md] [--replications replications]
     replicate new-paper NAME [--root .]
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
-    replicate drift [PAPER ...] [--cores 2] [--threads 2] [--set KEY=VALUE]   values on other kernels (.drift)
+    replicate drift [PAPER ...] [--cores 2] [--threads 1] [--set KEY=VALUE]   values on other kernels (.drift)
 """
 import argparse
 import keyword
@@ -108,9 +108,9 @@ def main(argv=None):
                                          "write reports/<paper>/quick/drift.json")
     drift.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper")
     drift.add_argument("--cores", type=int, default=2)
-    drift.add_argument("--threads", type=int, default=2, help="threads per job (the quick tier uses 1)")
+    drift.add_argument("--threads", type=int, default=1, help="threads per job (2 adds thread drift)")
     drift.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="an environment setting for the rerun (beside ATEN_CPU_CAPABILITY=default, "
+                       help="an environment setting for the rerun (beside ATEN_CPU_CAPABILITY=avx2, "
                             "MKL_CBWR=COMPATIBLE)")
     args = parser.parse_args(argv)
     if args.command == "drift":
