@@ -651,7 +651,8 @@ def timing_table(reports_dir, papers, tier="quick"):
         if not cost.get("summary"):
             rows.append([f"`{paper}`", "—", "—", "—", "—", "no job records"])
             continue
-        total = summarize_costs(cost["jobs"], workflow=jobs)
+        # the per-job rows keep no machine: it is the one the report's own summary recorded
+        total = {**summarize_costs(cost["jobs"], workflow=jobs), "machine": cost["summary"].get("machine", {})}
         totals.append(total)
         load = total["mean_other_load"]
         rows.append([f"`{paper}`", str(total["jobs"]), f"{total['cpu_s'] / 60:.1f}", f"{total['wall_s'] / 60:.1f}",

@@ -49,10 +49,13 @@ def test_busy_wall_counts_overlaps_once_and_skips_gaps():
 def test_timing_table_is_generated_from_reports(tmp_path):
     for paper, load in (("p1", 0.1), ("p2", 1.5)):
         records = [_record("train", 0, 120, 110, load)]
-        cost = {"summary": summarize_costs(records), "jobs": records}
+        # as render keeps them: the machine in the summary only
+        cost = {"summary": summarize_costs(records), "jobs": [{k: v for k, v in r.items() if k != "machine"}
+                                                               for r in records]}
         (tmp_path / paper / "quick").mkdir(parents=True)
         (tmp_path / paper / "quick" / "provenance.json").write_text(json.dumps({"cost": cost}))
     text = timing_table(tmp_path, ["p1", "p2", "p3"])
+    assert "on 2 cores, m," in text
     # each job's outside load discounts the other paper's job, which ran at the same time (110 CPU-s in 120 s)
     assert "| `p1` | 1 | 1.8 | 2.0 | 0.00 (max 0.00) |" in text
     assert "| `p2` | 1 | 1.8 | 2.0 | 0.58 (max 0.58) (loaded) |" in text and "no job records" in text
