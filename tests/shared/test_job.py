@@ -11,8 +11,9 @@ from shared.pipeline.remeasure import benchmark_stems
 from shared.pipeline.report import timing_table
 from shared.pipeline.scratch import load_scaled
 
-SCRIPT = "import sys, time\nfor i in range(1, 4):\n    print(f'run 1 of 1, step {i} of 3, loss 0.5', file=sys.stderr, " \
-         "flush=True)\n    time.sleep(0.3)\nsys.exit(int(sys.argv[1]))\n"
+SCRIPT = ("import sys, time\nfor i in range(1, 4):\n"
+          "    print(f'run 1 of 1, step {i} of 3, loss 0.5', file=sys.stderr, flush=True)\n"
+          "    time.sleep(0.3)\nsys.exit(int(sys.argv[1]))\n")
 
 
 @pytest.mark.parametrize("status", [0, 3])
