@@ -22,6 +22,7 @@ from pathlib import Path
 
 from shared.io.files import write_json
 from shared.pipeline.job import machine
+from shared.pipeline.paper import discover_papers
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
 
 # another machine's kernels: ATen's AVX2 paths (no AVX-512) and MKL's compatibility path. Both change float results
@@ -70,7 +71,7 @@ def measure(papers=(), cores=2, env=None, threads_per_job=THREADS_PER_JOB, root=
     """Rerun the papers' quick tier in a scratch copy with other kernels; write reports/<paper>/quick/drift.json.
     `configfiles` (paths relative to `root`) are passed on, as for a paper's tiny config in the tests."""
     root = Path(root)
-    papers = sorted(papers) or sorted(p.parent.name for p in (root / "replications").glob("*/pipeline.py"))
+    papers = sorted(papers) or discover_papers(root / "replications")
     env = {**OTHER_KERNELS, **(env or {})}
     written = {}
     with tempfile.TemporaryDirectory(prefix="drift-") as tmp:

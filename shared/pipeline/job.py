@@ -21,6 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shared.io.files import write_json
+
 CONSOLE_INTERVAL_S = float(os.environ.get("REPLICATE_CONSOLE_INTERVAL_S", 60))
 STEP = re.compile(r"(\d+) of (\d+)")
 
@@ -34,6 +36,14 @@ def busy_cpu_seconds():
     ticks = [int(f) for f in fields]
     idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
     return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def other_load(busy_before, busy_after, own_cpu_s, wall_s):
+    """CPU cores the rest of the machine used over `wall_s`: its busy CPU-seconds (busy_cpu_seconds before and
+    after) less our own, or None where /proc/stat is not there."""
+    if busy_before is None or busy_after is None:
+        return None
+    return round(max(0.0, busy_after - busy_before - own_cpu_s) / max(wall_s, 1e-9), 2)
 
 
 def cpu_model():
@@ -115,15 +125,13 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
                     + (f"; {line}" if line else ""))
     wall = time.time() - started
     cpu = children_cpu_seconds() - cpu0
-    busy1 = busy_cpu_seconds()
-    others = None if busy0 is None or busy1 is None else max(0.0, (busy1 - busy0) - cpu)
     cost = {"job": label, "script": command[2] if command[1:2] == ["-m"] and len(command) > 2 else command[0],
             "exit_status": status,
             "started_utc": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
             "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "threads": _threads(command),
             "load_1min_at_start": None if load0 is None else round(load0, 2),
             # CPU the rest of the machine used while this job ran, in cores: 0 on an idle machine
-            "other_load": None if others is None else round(others / max(wall, 1e-9), 2),
+            "other_load": other_load(busy0, busy_cpu_seconds(), cpu, wall),
             "machine": machine()}
     write_cost(log, cost)
     say(f"[{label}] {'done' if status == 0 else f'FAILED (exit {status}), see {log}'} in {minutes(wall)}, "
@@ -144,10 +152,7 @@ def cost_path(log):
 
 
 def write_cost(log, cost):
-    path = cost_path(log)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(cost, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_json(cost_path(log), cost)
 
 
 def read_costs(logs_dir):

@@ -10,7 +10,6 @@
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from shared.io.files import write_json
 from shared.pipeline.cli import new_paper
+from shared.pipeline.job import children_cpu_seconds
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.report import read_csv
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
@@ -27,17 +27,12 @@ from shared.pipeline.scratch import ROOT, copy_repo, snakemake
 TARGET_PAPERS = 40
 
 
-def children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def time_command(command, cwd, timeout=3600):
     """(wall seconds, CPU seconds of the command and everything it waited for, completed process)."""
-    cpu, t0 = children_cpu(), time.perf_counter()
+    cpu, t0 = children_cpu_seconds(), time.perf_counter()
     proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-    return time.perf_counter() - t0, children_cpu() - cpu, proc
+    return time.perf_counter() - t0, children_cpu_seconds() - cpu, proc
 
 
 def parse_seconds(repo, paper, repeats):

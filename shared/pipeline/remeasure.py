@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.io.files import read_json, write_json
-from shared.pipeline.job import busy_cpu_seconds, children_cpu_seconds, machine
+from shared.pipeline.job import busy_cpu_seconds, children_cpu_seconds, machine, other_load
+from shared.pipeline.paper import discover_papers
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
 
 LOADED_CORES = 0.5  # more CPU than this used by others while measuring: the figures read slow
@@ -42,7 +43,7 @@ def remeasure(names=(), cores=2, accept_load=False, root=ROOT, extra_args=()):
     names = list(names) or sorted(stems)
     papers = sorted({p for n in names for p in ([stems[n]] if stems[n] else [s for s in stems.values() if s])})
     if "platform" in names:  # it times the layout with every paper
-        papers = sorted(p.name for p in Path(root, "replications").iterdir() if (p / "pipeline.py").is_file())
+        papers = discover_papers(Path(root, "replications"))
     with tempfile.TemporaryDirectory(prefix="remeasure-") as tmp:
         repo = copy_repo(Path(tmp) / "repo", papers, root)
         load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -51,11 +52,10 @@ def remeasure(names=(), cores=2, accept_load=False, root=ROOT, extra_args=()):
         proc = snakemake(repo, "--cores", str(cores), *extra_args, *targets)
         wall = time.time() - t0
         own = children_cpu_seconds() - cpu0
-        busy1 = busy_cpu_seconds()
+        other = other_load(busy0, busy_cpu_seconds(), own, wall)
         if proc.returncode != 0:
             raise SystemExit(f"the benchmarks failed in {repo}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
         figures = {n: read_json(repo / t) for n, t in zip(names, targets)}
-    other = None if busy0 is None or busy1 is None else round(max(0.0, busy1 - busy0 - own) / wall, 2)
     record = {"measured_utc": datetime.fromtimestamp(t0, UTC).isoformat(timespec="seconds"), "cores": cores,
               "wall_s": round(wall, 1), "load_1min_at_start": load0, "other_load": other,
               "under_load": other is not None and other > LOADED_CORES, "machine": machine()}
