@@ -1,4 +1,8 @@
-"""Learning-rate schedules, one signature each: (base learning rate, step, number of steps, ...)."""
+"""Learning-rate schedules, one signature each: (base learning rate, step, number of steps, ...).
+
+As lr_policy of shared.train.loop.fit: `lambda lr, step: cosine_lr(lr, step, steps)`, or per epoch with
+`loop.epochwise(cosine_lr, steps_per_epoch, epochs)`. A constant rate is no policy at all.
+"""
 import math
 
 
@@ -9,6 +13,12 @@ def cosine_lr(base_lr, step, steps, min_ratio=0.0):
     """
     floor = base_lr * min_ratio
     return floor + (base_lr - floor) * 0.5 * (1.0 + math.cos(math.pi * step / steps))
+
+
+def quarter_cosine_lr(base_lr, step, steps, offset=0.0):
+    """base_lr cos(pi step / (2 steps)) + offset: a quarter cosine period, from base_lr + offset down to offset at
+    `steps` (B-cos networks' official schedule, 1e-3 cos(pi e / 200) + 1e-5 at 100 epochs)."""
+    return base_lr * math.cos(math.pi * step / (2 * steps)) + offset
 
 
 def linear_lr(base_lr, step, steps, warmup):

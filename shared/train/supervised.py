@@ -5,7 +5,9 @@ input-noise std and its weight decay. Models with the same seed share one data s
 same noise draws (scaled by each model's std), so a grid over noise, weight decay or width costs one stream per
 seed, while each model's numbers stay those of training it alone (to float tolerance: models on the same
 inputs share their first-layer matmul). AdamW (decoupled weight decay, one
-parameter group per model) with a cosine schedule stepped per epoch, as the paper's code does.
+parameter group per model) with a cosine schedule stepped per epoch, as the paper's code does; the steps are
+shared.train.loop.fit's, and the `2*seed` / `2*seed+1` order and noise streams stay (hashing them with run.seed
+would change every number trained on this loop).
 """
 import time
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from shared.io.runtime import generator
+from shared.train.loop import epoch_batches, epochwise, fit
 from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
 
@@ -59,68 +62,78 @@ def train(models, runs, data, schedule, device, label=None):
     x_train, y_train = data["x_train"].to(device), data["y_train"].to(device)
     x_test, y_test = data["x_test"].to(device), data["y_test"].to(device)
     n = x_train.shape[0]
-    steps = n // schedule.batch_size
-    if steps == 0:
+    per_epoch = n // schedule.batch_size
+    if per_epoch == 0:
         raise ValueError(f"batch_size {schedule.batch_size} exceeds the {n} training samples")
 
     streams = {}  # seed -> runs sharing its batches and noise
     for run in runs:
         streams.setdefault(run.seed, []).append(run)
-    order_gens = {s: generator(order_seed(s)) for s in streams}  # permutations on CPU: same on every device
+    orders = {s: epoch_batches(n, schedule.batch_size, generator(order_seed(s)), device) for s in streams}
     noise_gens = {s: generator(noise_seed(s), device) for s in streams}
 
-    for m in models.values():
-        m.to(device).train()
-    optimizer = torch.optim.AdamW(
-        [{"params": list(models[r.name].parameters()), "weight_decay": r.weight_decay} for r in runs],
-        lr=schedule.lr, betas=schedule.betas, eps=schedule.eps,
-    )
+    def batches():  # every seed's next batch (its epoch's permutation is drawn on CPU: the same on every device)
+        while True:
+            yield {s: next(order) for s, order in orders.items()}
+
+    loss_sum = {name: torch.zeros((), device=device) for name in names}
+    correct = {name: torch.zeros((), device=device) for name in names}
+
+    def loss_fn(models, idx_by_seed):  # the summed loss of all models; tallies each one's loss and accuracy
+        total = 0.0
+        for seed, members in streams.items():
+            idx = idx_by_seed[seed]
+            xb, yb = x_train.index_select(0, idx), y_train.index_select(0, idx)
+            noise = None
+            if any(r.noise_std > 0 for r in members):
+                noise = torch.randn(xb.shape, generator=noise_gens[seed], device=device, dtype=xb.dtype)
+            for std, group in _by_noise(members).items():
+                inputs = xb if std == 0 else torch.add(xb, noise, alpha=std)
+                for run, logits in zip(group, _forward_group([models[r.name] for r in group], inputs)):
+                    loss = F.cross_entropy(logits, yb)
+                    total = total + loss
+                    loss_sum[run.name] += loss.detach()
+                    correct[run.name] += (logits.detach().argmax(-1) == yb).sum()
+        return total
+
     history = {name: [] for name in names}
     bar = Progress(schedule.epochs, label or f"train {len(runs)} runs", unit="epoch", enabled=schedule.progress)
-    for epoch in bar:
-        lr = cosine_lr(schedule.lr, epoch, schedule.epochs)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        loss_sum = {name: torch.zeros((), device=device) for name in names}
-        correct = {name: torch.zeros((), device=device) for name in names}
-        perms = {s: torch.randperm(n, generator=g).to(device) for s, g in order_gens.items()}
-        t0 = time.perf_counter()
-        for step in range(steps):
-            total = 0.0
-            for seed, members in streams.items():
-                idx = perms[seed][step * schedule.batch_size : (step + 1) * schedule.batch_size]
-                xb, yb = x_train.index_select(0, idx), y_train.index_select(0, idx)
-                noise = None
-                if any(r.noise_std > 0 for r in members):
-                    noise = torch.randn(xb.shape, generator=noise_gens[seed], device=device, dtype=xb.dtype)
-                for std, group in _by_noise(members).items():
-                    inputs = xb if std == 0 else torch.add(xb, noise, alpha=std)
-                    for run, logits in zip(group, _forward_group([models[r.name] for r in group], inputs)):
-                        loss = F.cross_entropy(logits, yb)
-                        total = total + loss
-                        loss_sum[run.name] += loss.detach()
-                        correct[run.name] += (logits.detach().argmax(-1) == yb).sum()
-            optimizer.zero_grad(set_to_none=True)
-            total.backward()
-            optimizer.step()
+    steps = (step for epoch in bar for step in range(epoch * per_epoch, (epoch + 1) * per_epoch))
+    clock = [time.perf_counter()]
+
+    def end_of_epoch(step, _):
+        if (step + 1) % per_epoch:
+            return
         if device.type == "cuda":
             torch.cuda.synchronize(device)  # kernels run asynchronously: time the work, not its launch
-        epoch_s = time.perf_counter() - t0
+        epoch_s = time.perf_counter() - clock[0]
+        epoch = step // per_epoch
         last = epoch == schedule.epochs - 1
         evaluate_now = last or (epoch + 1) % schedule.eval_every == 0
         test = {name: evaluate(models[name], x_test, y_test) for name in names} if evaluate_now else {}
         for name in names:
             row = {
                 "epoch": epoch + 1,
-                "lr": lr,
-                "train_loss": loss_sum[name].item() / steps,
-                "train_acc": correct[name].item() / (steps * schedule.batch_size),
+                "lr": cosine_lr(schedule.lr, epoch, schedule.epochs),
+                "train_loss": loss_sum[name].item() / per_epoch,
+                "train_acc": correct[name].item() / (per_epoch * schedule.batch_size),
                 "epoch_seconds": epoch_s,
             }
             if name in test:
                 row["test_loss"], row["test_acc"] = test[name]
             history[name].append(row)
-        bar.set_loss(sum(h[-1]['train_loss'] for h in history.values()) / len(names))
+            loss_sum[name].zero_()
+            correct[name].zero_()
+        bar.set_loss(sum(h[-1]["train_loss"] for h in history.values()) / len(names))
+        clock[0] = time.perf_counter()
+
+    for m in models.values():
+        m.to(device).train()
+    fit(models, batches(), steps=schedule.epochs * per_epoch, loss_fn=loss_fn,
+        make_optimizer=lambda models: torch.optim.AdamW(
+            [{"params": list(models[r.name].parameters()), "weight_decay": r.weight_decay} for r in runs],
+            lr=schedule.lr, betas=schedule.betas, eps=schedule.eps),
+        lr_policy=epochwise(cosine_lr, per_epoch, schedule.epochs), on_step=end_of_epoch, progress=steps)
     return history
 
 
