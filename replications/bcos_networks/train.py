@@ -1,31 +1,19 @@
 """Train one model (a B-cos network at one B, or the ReLU baseline) with the official recipe: Adam, binary
 cross-entropy on one-hot targets, a per-epoch cosine learning rate lr cos(pi e / (2 E)) + lr_min (the official
 CIFAR-10 schedule 1e-3 cos(pi e / 200) + 1e-5 at E = 100), optional random-crop (pad 4) and flip augmentation."""
-import math
-
 import torch
 import torch.nn.functional as F
 
+from shared.data.augment import crop_flip
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import epoch_batches, epochwise, fit
 from shared.train.progress import Progress
+from shared.train.schedules import quarter_cosine_lr
 
 from .common import accuracy, load_data
 from .model import build
-
-
-def augment(x, gen, pad=4):
-    """Random crop of the zero-padded image (torchvision RandomCrop(size, padding=pad)) and a random horizontal flip."""
-    n, c, h, w = x.shape
-    padded = F.pad(x, (pad,) * 4)
-    i, j = (torch.randint(0, 2 * pad + 1, (n,), generator=gen).to(x.device) for _ in range(2))
-    rows = (i[:, None] + torch.arange(h, device=x.device))[:, None, :, None]
-    cols = (j[:, None] + torch.arange(w, device=x.device))[:, None, None, :]
-    out = padded[torch.arange(n, device=x.device)[:, None, None, None], torch.arange(c, device=x.device)[None, :, None, None],
-                 rows, cols]
-    flip = (torch.rand(n, generator=gen) < 0.5).to(x.device)[:, None, None, None]
-    return torch.where(flip, out.flip(-1), out)
 
 
 def main():
@@ -38,30 +26,33 @@ def main():
     model = build(spec).to(run.device)
     model.calibrate(data["x_train"][: p["calibration_images"]])
     base_lr = p["relu_lr"] if p["arch"] == "relu" else p["lr"]
-    optimizer = torch.optim.Adam(model.parameters(), lr=base_lr)
-    gen = run.generator(spec["seed"], "data")
-    n, bs = len(data["x_train"]), p["batch_size"]
-    history = []
-    for epoch in Progress(p["epochs"], f"train {p['arm']}", unit="epoch"):
-        lr = base_lr * math.cos(math.pi * epoch / (2 * p["epochs"])) + p["lr_min"]
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        model.train()
-        order, loss_sum = torch.randperm(n, generator=gen).to(run.device), 0.0
-        for start in range(0, n - bs + 1, bs):
-            idx = order[start:start + bs]
-            x, y = data["x_train"][idx], data["y_train"][idx]
-            if p["augment"]:
-                x = augment(x, gen)
-            logits = model(x)
-            loss = F.binary_cross_entropy_with_logits(logits, F.one_hot(y, p["n_classes"]).to(logits.dtype))
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss_sum += loss.item()
-        model.eval()
-        history.append({"epoch": epoch + 1, "lr": lr, "train_loss": loss_sum / (n // bs),
-                        "test_acc": accuracy(model, data["x_test"], data["y_test"])})
+    gen = run.generator(spec["seed"], "data")  # one stream: each epoch's order, then that epoch's crops and flips
+    x_train, y_train = data["x_train"], data["y_train"]
+    per_epoch, epochs = len(x_train) // p["batch_size"], p["epochs"]
+    history, loss_sum = [], [0.0]
+
+    def loss_fn(model, batch):
+        x, y = batch
+        logits = model(x)
+        return F.binary_cross_entropy_with_logits(logits, F.one_hot(y, p["n_classes"]).to(logits.dtype))
+
+    def end_of_epoch(step, loss):
+        loss_sum[0] += loss.item()
+        if (step + 1) % per_epoch == 0:
+            model.eval()
+            epoch = step // per_epoch
+            history.append({"epoch": epoch + 1, "lr": quarter_cosine_lr(base_lr, epoch, epochs, p["lr_min"]),
+                            "train_loss": loss_sum[0] / per_epoch,
+                            "test_acc": accuracy(model, data["x_test"], data["y_test"])})
+            model.train()
+            loss_sum[0] = 0.0
+
+    model.train()
+    fit(model, ((x_train[i], y_train[i]) for i in epoch_batches(len(x_train), p["batch_size"], gen, run.device)),
+        steps=epochs * per_epoch, loss_fn=loss_fn, make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=base_lr),
+        lr_policy=epochwise(lambda lr, e, n: quarter_cosine_lr(lr, e, n, p["lr_min"]), per_epoch, epochs),
+        augment=(lambda b: (crop_flip(b[0], gen), b[1])) if p["augment"] else None, on_step=end_of_epoch,
+        progress=Progress(epochs * per_epoch, f"train {p['arm']}"))
     meta = run.save(run.args.checkpoint, {spec["name"]: model.cpu()}, [spec], experiment=p["arm"], final=history[-1])
     write_json(run.args.history, {**meta, "history": history})
     print(f"{p['arm']}: test acc {history[-1]['test_acc']:.4f}, train loss {history[-1]['train_loss']:.4f}, "
