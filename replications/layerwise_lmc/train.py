@@ -9,63 +9,55 @@ epoch from the run's order seed, the last partial batch dropped. CIFAR-10 batche
 import torch
 import torch.nn.functional as F
 
+from shared.data.augment import crop_flip
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import epoch_batches, fit
 from shared.train.supervised import evaluate
 
 from .common import experiment_spec, load_data, run_specs
 from .model import build
 
 
-def crop_flip(x, gen):
-    """Random 32x32 crop of the 4-pixel zero-padded batch and a random horizontal flip, per image."""
-    n, c, h, w = x.shape
-    padded = F.pad(x, (4, 4, 4, 4))
-    i = torch.randint(0, 9, (n,), generator=gen).to(x.device)
-    j = torch.randint(0, 9, (n,), generator=gen).to(x.device)
-    flip = (torch.rand(n, generator=gen) < 0.5).to(x.device)
-    rows = (i[:, None] + torch.arange(h, device=x.device))[:, None, :, None]
-    cols = (j[:, None] + torch.arange(w, device=x.device))[:, None, None, :]
-    out = padded[torch.arange(n, device=x.device)[:, None, None, None], torch.arange(c, device=x.device)[None, :, None, None],
-                 rows, cols]
-    return torch.where(flip[:, None, None, None], out.flip(3), out)
-
-
 def train_one(model, specs, t, data, run, device):
     """Train one model; return ({epoch: state_dict copy} at the saved epochs, per-epoch history)."""
     saved_epochs = {s["epoch"] for s in specs}
     model.to(device).train()
-    if t["optimizer"] == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=t["lr"], weight_decay=t["weight_decay"])
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=t["lr"], momentum=t["momentum"], weight_decay=t["weight_decay"])
-    gen = run.generator(specs[0]["order_seed"], "order")
     x, y = data["x_train"].to(device), data["y_train"].to(device)
-    n, bs = len(x), t["batch_size"]
-    states, history = {}, []
-    if 0 in saved_epochs:
-        states[0] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    for epoch in range(1, t["epochs"] + 1):
-        perm = torch.randperm(n, generator=gen).to(device)
-        total = torch.zeros((), device=device)
-        for step in range(n // bs):
-            idx = perm[step * bs: (step + 1) * bs]
-            xb, yb = x.index_select(0, idx), y.index_select(0, idx)
-            if t["augment"]:
-                xb = crop_flip(xb, gen)
-            loss = F.cross_entropy(model(xb), yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total += loss.detach()
-        row = {"epoch": epoch, "train_loss": total.item() / (n // bs)}
+    per_epoch = len(x) // t["batch_size"]
+    gen = run.generator(specs[0]["order_seed"], "order")  # each epoch's order, then that epoch's crops and flips
+    states, history, total = {}, [], torch.zeros((), device=device)
+
+    def make_optimizer(model):
+        if t["optimizer"] == "adam":
+            return torch.optim.Adam(model.parameters(), lr=t["lr"], weight_decay=t["weight_decay"])
+        return torch.optim.SGD(model.parameters(), lr=t["lr"], momentum=t["momentum"], weight_decay=t["weight_decay"])
+
+    def snapshot(epoch):
+        states[epoch] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+    def end_of_epoch(step, loss):
+        total.add_(loss.detach())
+        if (step + 1) % per_epoch:
+            return
+        epoch = (step + 1) // per_epoch
+        row = {"epoch": epoch, "train_loss": total.item() / per_epoch}
         if epoch in saved_epochs:
-            states[epoch] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+            snapshot(epoch)
             row["test_acc"] = evaluate(model, data["x_test"].to(device), data["y_test"].to(device), chunk=4096)[1]
             print(f"  {specs[0]['role']} epoch {epoch}: train loss {row['train_loss']:.4f}, "
                   f"test acc {row['test_acc']:.4f}", flush=True)
         history.append(row)
+        total.zero_()
+
+    if 0 in saved_epochs:
+        snapshot(0)
+    batches = ((x.index_select(0, idx), y.index_select(0, idx))
+               for idx in epoch_batches(len(x), t["batch_size"], gen, device))
+    fit(model, batches, steps=t["epochs"] * per_epoch, loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+        make_optimizer=make_optimizer, augment=(lambda b: (crop_flip(b[0], gen), b[1])) if t["augment"] else None,
+        on_step=end_of_epoch)
     return states, history
 
 
