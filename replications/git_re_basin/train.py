@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import epoch_batches, fit
 from shared.train.supervised import evaluate
 
 from .common import EVAL_CHUNK, load_data
@@ -18,29 +19,33 @@ from .model import build
 
 def train_one(model, data, o, generator, snapshot_epochs, name, spec):
     """Train in place; return (history, {snapshot name: model copy}, {snapshot name: spec})."""
-    opt = torch.optim.Adam(model.parameters(), lr=o["lr"])
     x, y = data["x_train"], data["y_train"]
-    history, snaps, snap_specs = [], {}, {}
+    per_epoch = -(-len(x) // o["batch_size"])  # the last partial batch is kept
+    history, snaps, snap_specs, sums = [], {}, {}, [0.0, 0]
 
     def snapshot(epoch):
         if epoch in snapshot_epochs and epoch != o["epochs"]:
             snaps[f"{name}_epoch{epoch}"] = copy.deepcopy(model)
             snap_specs[f"{name}_epoch{epoch}"] = {**spec, "name": f"{name}_epoch{epoch}", "epoch": epoch}
 
-    snapshot(0)
-    for epoch in range(1, o["epochs"] + 1):
-        order = torch.randperm(len(x), generator=generator)
-        total, seen = 0.0, 0
-        for i in range(0, len(x), o["batch_size"]):
-            idx = order[i:i + o["batch_size"]]
-            loss = F.cross_entropy(model(x[idx]), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total, seen = total + float(loss) * len(idx), seen + len(idx)
+    def loss_fn(model, batch):  # also sums the epoch's loss over samples (the last batch is smaller)
+        loss = F.cross_entropy(model(batch[0]), batch[1])
+        sums[0], sums[1] = sums[0] + float(loss) * len(batch[1]), sums[1] + len(batch[1])
+        return loss
+
+    def end_of_epoch(step, _):
+        if (step + 1) % per_epoch:
+            return
+        epoch = (step + 1) // per_epoch
         test_loss, test_acc = evaluate(model, data["x_test"], data["y_test"], chunk=EVAL_CHUNK)
-        history.append({"epoch": epoch, "train_loss": total / seen, "test_loss": test_loss, "test_acc": test_acc})
+        history.append({"epoch": epoch, "train_loss": sums[0] / sums[1], "test_loss": test_loss, "test_acc": test_acc})
         snapshot(epoch)
+        sums[:] = [0.0, 0]
+
+    snapshot(0)
+    batches = ((x[idx], y[idx]) for idx in epoch_batches(len(x), o["batch_size"], generator, drop_last=False))
+    fit(model, batches, steps=o["epochs"] * per_epoch, loss_fn=loss_fn,
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=o["lr"]), on_step=end_of_epoch)
     return history, snaps, snap_specs
 
 
