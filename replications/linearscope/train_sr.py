@@ -1,13 +1,13 @@
 """Train the x2 super-resolution CNN: low resolution = 2x2 average pooling of the training images, mean squared
-error to the originals, AdamW with a cosine schedule; one checkpoint."""
-import math
-
+error to the originals, AdamW with a per-epoch cosine schedule (shared.train.loop.fit); one checkpoint."""
 import torch
 import torch.nn.functional as F
 
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import epoch_batches, epochwise, fit
+from shared.train.schedules import cosine_lr
 
 from .common import load_data
 from .model import build
@@ -27,23 +27,20 @@ def main():
     net = build(spec).to(run.device)
     hr = data["x_train"].to(run.device)
     lr_images = downsample(hr, spec["in_channels"], spec["size"])
-    opt = torch.optim.AdamW(net.parameters(), lr=p["sr"]["lr"], weight_decay=0.0)
-    order = run.generator(p["seed"], "order")
     batch, epochs = p["sr"]["batch_size"], p["sr"]["epochs"]
-    history = []
-    for epoch in range(epochs):
-        for group in opt.param_groups:
-            group["lr"] = p["sr"]["lr"] * 0.5 * (1 + math.cos(math.pi * epoch / epochs))
-        perm = torch.randperm(len(hr), generator=order).to(run.device)
-        total = 0.0
-        for i in range(0, len(hr) - batch + 1, batch):
-            idx = perm[i : i + batch]
-            loss = F.mse_loss(net(lr_images[idx]), hr[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total += loss.item()
-        history.append({"epoch": epoch + 1, "train_mse": total / (len(hr) // batch)})
+    per_epoch, history, total = len(hr) // batch, [], [0.0]
+
+    def end_of_epoch(step, loss):
+        total[0] += loss.item()
+        if (step + 1) % per_epoch == 0:
+            history.append({"epoch": (step + 1) // per_epoch, "train_mse": total[0] / per_epoch})
+            total[0] = 0.0
+
+    order = epoch_batches(len(hr), batch, run.generator(p["seed"], "order"), run.device)
+    fit(net, ((lr_images[idx], hr[idx]) for idx in order), steps=epochs * per_epoch,
+        loss_fn=lambda net, b: F.mse_loss(net(b[0]), b[1]),
+        make_optimizer=lambda net: torch.optim.AdamW(net.parameters(), lr=p["sr"]["lr"], weight_decay=0.0),
+        lr_policy=epochwise(cosine_lr, per_epoch, epochs), on_step=end_of_epoch)
     meta = run.save(run.args.checkpoint, {"sr": net}, [spec], experiment="sr", final=history[-1])
     write_json(run.args.history, {**meta, "history": history})
     print(f"sr: {meta['wall_seconds']:.1f} s on {meta['device']}; train mse {history[-1]['train_mse']:.5f}")
