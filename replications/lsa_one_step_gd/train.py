@@ -1,15 +1,16 @@
 """Train every run of one experiment (iso, noniso or relu): a one-layer LSA per run spec, Adam with a cosine
-schedule on fresh prompts each step (population loss), float32. One safetensors checkpoint and its history.
+schedule on fresh prompts each step (population loss; shared.train.loop.fit with a stream of batches), float32.
+One safetensors checkpoint and its history.
 The prompts are drawn on the run's device (a CUDA generator on a GPU: sampling 4096 prompts a step on the CPU would
 dominate the full tier), so CPU and GPU runs see different prompts; each is deterministic given its seed."""
-import math
-
 import torch
 
 from shared.data.icl_regression import embed
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import fit
+from shared.train.schedules import cosine_lr
 
 from .common import prompts, specs
 from .model import build
@@ -18,19 +19,20 @@ from .model import build
 def train_one(model, spec, p, generator, device):
     o = p["optim"]
     model.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=o["lr"])
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / o["steps"])))
     log = []
-    for step in range(o["steps"]):
-        batch = prompts(spec, o["batch"], generator)
-        z, target = embed(batch).to(device), batch.y[:, -1].to(device)
-        loss = ((model(z) - target) ** 2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+
+    def stream():  # a fresh batch of prompts every step
+        while True:
+            batch = prompts(spec, o["batch"], generator)
+            yield embed(batch).to(device), batch.y[:, -1].to(device)
+
+    def record(step, loss):
         if step % o["log_every"] == 0 or step == o["steps"] - 1:
             log.append({"step": step, "loss": loss.item()})
+
+    fit(model, stream(), steps=o["steps"], loss_fn=lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(),
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=o["lr"]),
+        lr_policy=lambda lr, step: cosine_lr(lr, step, o["steps"]), on_step=record)
     return log
 
 
