@@ -1,12 +1,14 @@
-"""What this paper's scripts share: MNIST-5k as float tensors, the sweep's run specs, and the training loop (AdamW
-with one parameter group per factor, each with its own lr, under one cosine schedule; shared.train.supervised sets
-one lr for every group, so it cannot carry per-factor learning rates)."""
-import math
+"""What this paper's scripts share: MNIST-5k as float tensors, the sweep's run specs, and the training (AdamW with
+one parameter group per factor, each with its own lr, under one per-step cosine: shared.train.loop.fit scales each
+group's base rate)."""
+import itertools
 
 import torch
 import torch.nn.functional as F
 
 from shared.data import read_prepared
+from shared.train.loop import epoch_batches, fit
+from shared.train.schedules import cosine_lr
 
 
 def load_images(path):
@@ -31,13 +33,9 @@ def spec_of(cfg, structure, width):
 
 
 def batches(n, batch_size, steps, generator):
-    """The index of every step's batch: epochs of a fixed permutation stream, dropping the last partial batch."""
-    per_epoch = n // batch_size
-    order = []
-    while len(order) < steps:
-        perm = torch.randperm(n, generator=generator)
-        order.extend(perm[i * batch_size:(i + 1) * batch_size] for i in range(per_epoch))
-    return order[:steps]
+    """The index of every step's batch: epochs of a fixed permutation stream, dropping the last partial batch
+    (a list: every model of a sweep trains on the same batches)."""
+    return list(itertools.islice(epoch_batches(n, batch_size, generator), steps))
 
 
 def to_device(data, device):
@@ -47,19 +45,11 @@ def to_device(data, device):
 def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1):
     """AdamW (wd 0) over the given batches with a per-step cosine schedule from each group's lr to 0. Returns the
     per-step train losses, the final train loss (mean of the last `tail` fraction of steps), test loss and error."""
-    opt = torch.optim.AdamW(groups, weight_decay=0.0)
-    base = [g["lr"] for g in groups]
-    losses = []
-    for step, idx in enumerate(order):
-        idx = idx.to(data["x_train"].device)
-        scale = 0.5 * (1 + math.cos(math.pi * step / steps))
-        for g, lr in zip(opt.param_groups, base):
-            g["lr"] = lr * scale
-        loss = F.cross_entropy(model(data["x_train"][idx]), data["y_train"][idx], label_smoothing=label_smoothing)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    x, y, losses = data["x_train"], data["y_train"], []
+    fit(model, (idx.to(x.device) for idx in order), steps=steps,
+        loss_fn=lambda m, idx: F.cross_entropy(m(x[idx]), y[idx], label_smoothing=label_smoothing),
+        make_optimizer=lambda m: torch.optim.AdamW(groups, weight_decay=0.0),
+        lr_policy=lambda lr, step: cosine_lr(lr, step, steps), on_step=lambda step, loss: losses.append(loss.item()))
     last = max(1, round(tail * steps))
     with torch.no_grad():
         logits = model(data["x_test"])
