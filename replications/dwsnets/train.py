@@ -2,7 +2,8 @@
 
 sine: regress the frequency b (standardised by the training subset's mean and std; MSE reported in b's units).
 mnist / fashion_mnist: classify the image an INR represents (cross-entropy; test accuracy).
-Batches are drawn with replacement from the first n training INRs, `optim.steps` steps for every n; AdamW.
+Batches are drawn with replacement from the first n training INRs, `optim.steps` steps for every n; AdamW
+(shared.train.loop.fit).
 """
 import torch
 import torch.nn.functional as F
@@ -10,6 +11,7 @@ import torch.nn.functional as F
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train import loop
 
 from .common import align, load_inrs, permute_batch, subset, widths_of
 from .model import build
@@ -20,22 +22,24 @@ def fit(model, train, test, optim, regression, augment, generator, device):
     model.to(device)
     y = train[2].float()
     mu, sd = (y.mean(), y.std().clamp_min(1e-6)) if regression else (0.0, 1.0)
-    opt = torch.optim.AdamW(model.parameters(), lr=optim["lr"], weight_decay=optim["weight_decay"])
     trace = []
-    for step in range(optim["steps"]):
-        index = torch.randint(len(y), (optim["batch_size"],), generator=generator)
-        w, b, target = subset(train, index)
-        if augment:
-            w, b = permute_batch(w, b, generator)
+
+    def loss_fn(model, batch):
+        w, b, target = batch
         out = model([t.to(device) for t in w], [t.to(device) for t in b])
         if regression:
-            loss = F.mse_loss(out[:, 0], ((target.float() - mu) / sd).to(device))
-        else:
-            loss = F.cross_entropy(out, target.long().to(device))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        trace.append(loss.item())
+            return F.mse_loss(out[:, 0], ((target.float() - mu) / sd).to(device))
+        return F.cross_entropy(out, target.long().to(device))
+
+    def permute(batch):  # permutation augmentation, from the batches' own stream
+        w, b, target = batch
+        return (*permute_batch(w, b, generator), target)
+
+    drawn = (subset(train, index) for index in loop.with_replacement(len(y), optim["batch_size"], generator))
+    loop.fit(model, drawn, steps=optim["steps"], loss_fn=loss_fn,
+             make_optimizer=lambda m: torch.optim.AdamW(m.parameters(), lr=optim["lr"],
+                                                        weight_decay=optim["weight_decay"]),
+             augment=permute if augment else None, on_step=lambda step, loss: trace.append(loss.item()))
     return evaluate(model, test, regression, mu, sd, device), trace
 
 
