@@ -49,7 +49,8 @@ def main():
 
     model.train()
     fit(model, ((x_train[i], y_train[i]) for i in epoch_batches(len(x_train), p["batch_size"], gen, run.device)),
-        steps=epochs * per_epoch, loss_fn=loss_fn, make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=base_lr),
+        steps=epochs * per_epoch, loss_fn=loss_fn,
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=base_lr),
         lr_policy=epochwise(lambda lr, e, n: quarter_cosine_lr(lr, e, n, p["lr_min"]), per_epoch, epochs),
         augment=(lambda b: (crop_flip(b[0], gen), b[1])) if p["augment"] else None, on_step=end_of_epoch,
         progress=Progress(epochs * per_epoch, f"train {p['arm']}"))
