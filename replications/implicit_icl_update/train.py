@@ -1,4 +1,5 @@
-"""Train every contextual block of the config on fresh in-context linear-regression prompts (L2 loss on the query).
+"""Train every contextual block of the config on fresh in-context linear-regression prompts (L2 loss on the query;
+Adam, shared.train.loop.fit with a stream of batches).
 
 One checkpoint holds each trained model and, as `<name>_init`, the same model at its initialisation (the untrained
 control). Every `eval_every` steps the history logs the training loss and, on a fixed validation set (float64 copy
@@ -12,6 +13,7 @@ from shared.data.icl_regression import embed, sample_prompts
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import fit
 
 from .model import build
 
@@ -29,6 +31,33 @@ def val_losses(model, z, y):
     return in_context, via_dw
 
 
+def train_one(model, p, gen, val_z, val_y, device):
+    """Adam on a fresh batch of prompts every step; return the history rows."""
+    rows = []
+
+    def validate(step):  # a row every eval_every steps (and at the end), of the weights after `step` updates
+        if step % p["eval_every"] == 0 or step == p["steps"]:
+            ic, dw = val_losses(model.cpu(), val_z, val_y)
+            model.to(device)
+            rows.append({"step": step, "val_in_context": ic, "val_via_dw": dw,
+                         "train": rows[-1]["train"] if rows else None})
+
+    def record(step, loss):  # a row's training loss is that of the batch of its own step
+        if step % p["eval_every"] == 0:
+            rows[-1]["train"] = loss.item()
+        validate(step + 1)
+
+    def stream():
+        while True:
+            z, y = prompts(p["batch"], p, gen)
+            yield z.to(device), y.to(device)
+
+    validate(0)
+    fit(model, stream(), steps=p["steps"], loss_fn=lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(),
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=p["lr"]), on_step=record)
+    return rows
+
+
 def main():
     run = start_run("checkpoint", "history")
     p = run.params
@@ -41,24 +70,7 @@ def main():
             model = build(spec).to(run.device)
             models[f"{spec['name']}_init"] = copy.deepcopy(model).cpu()
             specs.append({**spec, "name": f"{spec['name']}_init", "trained": False})
-            opt = torch.optim.Adam(model.parameters(), lr=p["lr"])
-            gen = run.generator(seed, f"data/{name}")
-            rows = []
-            for step in range(p["steps"] + 1):
-                if step % p["eval_every"] == 0 or step == p["steps"]:
-                    ic, dw = val_losses(model.cpu(), val_z, val_y)
-                    model.to(run.device)
-                    rows.append({"step": step, "val_in_context": ic, "val_via_dw": dw,
-                                 "train": rows[-1]["train"] if rows else None})
-                if step == p["steps"]:
-                    break
-                z, y = prompts(p["batch"], p, gen)
-                loss = ((model(z.to(run.device)) - y.to(run.device)) ** 2).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                if rows:
-                    rows[-1]["train"] = loss.item() if step % p["eval_every"] == 0 else rows[-1]["train"]
+            rows = train_one(model, p, run.generator(seed, f"data/{name}"), val_z, val_y, run.device)
             models[spec["name"]] = model.cpu()
             specs.append({**spec, "trained": True})
             history[spec["name"]] = rows
