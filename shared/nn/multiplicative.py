@@ -82,10 +82,16 @@ def centred_mse(logits, labels):
     return (centred - centred_targets(labels, logits.shape[-1]).to(logits.dtype)).pow(2).sum(-1)
 
 
+def plain_mse(logits, labels):
+    """Per-example ||logits - onehot||^2, uncentred: unlike centred_mse, the network must also fit the one-hot's
+    mean over classes (the trivial triple of a group's word tensor; grokking_group_words' NEEDS_SHARED)."""
+    return (logits - nn.functional.one_hot(labels, logits.shape[-1]).to(logits.dtype)).pow(2).sum(-1)
+
+
 def cross_entropy(logits, labels):
     """Per-example cross-entropy; logits (..., n, C), labels (n,) or (..., n)."""
     labels = labels.expand(logits.shape[:-1])
     return nn.functional.cross_entropy(logits.flatten(0, -2), labels.reshape(-1), reduction="none").view(labels.shape)
 
 
-LOSSES = {"mse": centred_mse, "ce": cross_entropy}
+LOSSES = {"mse": centred_mse, "plain_mse": plain_mse, "ce": cross_entropy}

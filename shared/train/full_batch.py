@@ -1,4 +1,6 @@
 """Full-batch training of a stack of small networks on a finite table, as the grokking papers train.
+Not on shared.train.loop.fit: its optimisers are written out for the stack (per-member rates and decay, Muon on one
+layer) and step from autograd.grad: none of it is a torch.optim optimizer that fit's make_optimizer could return.
 
 Every member sees all pairs in every step; its loss is the mean over its own training mask, so the test accuracy
 of the same forward pass comes for free. Members may differ in seed, training mask, learning rate and weight decay

@@ -1,4 +1,6 @@
 """Training loop for sequence models on freshly sampled state-tracking sequences (shared.data.sequence_tasks).
+Not on shared.train.loop.fit: a sweep's per-run rates rescale each stacked model's update around optimizer.step(),
+and the stack clips each member's gradient by its own norm, which fit's hooks (after the step) cannot express.
 
 Every run has its own seed and task; its batches are drawn from a generator seeded by that seed alone, and the
 length of every batch comes from one fixed schedule (`StepSchedule.length_seed`), the same for every run. So a run's

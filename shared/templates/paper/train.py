@@ -1,4 +1,7 @@
-"""Train one model per seed in a single batched run; write one safetensors checkpoint and its history."""
+"""Train one model per seed in a single batched run; write one safetensors checkpoint and its history.
+
+shared.train.supervised.train is AdamW, cross-entropy and a per-epoch cosine; for another loss, optimizer, schedule,
+augmentation, snapshots or a stream of fresh samples, write the step's parts as hooks of shared.train.loop.fit."""
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
