@@ -1,14 +1,16 @@
 """Train one model of this paper (the one-step flow-matching Linearizer or the projective one) on one dataset.
 
-Writes a safetensors checkpoint (its run spec, device, wall time and provenance in the metadata: `Run.save`) and a
-JSON loss history. Batches, times and noise come from one CPU generator seeded by the run's seed, so a run's
-numbers do not depend on the device's RNG; the held-out loss uses noise of its own stream, the same at every log.
+Adam with gradient clipping (shared.train.loop.fit). Writes a safetensors checkpoint (its run spec, device, wall
+time and provenance in the metadata: `Run.save`) and a JSON loss history. Batches, times and noise come from one CPU
+generator seeded by the run's seed, so a run's numbers do not depend on the device's RNG; the held-out loss uses
+noise of its own stream, the same at every log.
 """
 import torch
 
 from shared.io.files import write_json
 from shared.io.runtime import generator, seed_everything
 from shared.pipeline.run import start_run
+from shared.train.loop import fit, with_replacement
 from shared.train.progress import Progress
 
 from .common import as_float, load_data
@@ -37,28 +39,34 @@ def main():
             "model": p["model"], "train": tcfg}
     seed_everything(spec["seed"])  # the init stream is the run's seed itself
     model = build(spec).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=tcfg["lr"])
     rng = generator(p["seed"])  # batches, times and noise (a CPU generator, as the shared trainer's data order)
     x_train = data["x_train"]
     held_out = as_float(data["x_test"][: tcfg["batch_size"]], scale).to(device)
+    history, terms = [], {}
 
-    history, bar = [], Progress(tcfg["steps"], spec["name"])  # a bar on a terminal, timestamped lines in a log file
-    for step in (i + 1 for i in bar):
-        model.train()
-        x1 = as_float(x_train[torch.randint(len(x_train), (tcfg["batch_size"],), generator=rng)], scale).to(device)
-        loss, terms = batch_losses(model, kind, x1, rng, tcfg, device)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["clip"])
-        optimizer.step()
+    def loss_fn(model, x1):  # the batch's times and noise come after its indices, from the same generator
+        loss, terms["train"] = batch_losses(model, kind, x1, rng, tcfg, device)
+        return loss
+
+    def log(step, loss):
+        step += 1
         if step % tcfg["log_every"] == 0 or step == tcfg["steps"]:
             model.eval()
             with torch.no_grad():  # the same objective on a fixed held-out batch, the same noise at every log
                 held_out_rng = run.generator(p["seed"], "held_out")
                 _, test_terms = batch_losses(model, kind, held_out, held_out_rng, tcfg, device)
-            history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms.items()},
+            history.append({"step": step, **{f"train_{k}": v.item() for k, v in terms["train"].items()},
                             **{f"test_{k}": v.item() for k, v in test_terms.items()}})
             bar.set_loss(loss.item())
+            model.train()
+
+    bar = Progress(tcfg["steps"], spec["name"])  # a bar on a terminal, timestamped lines in a log file
+    model.train()
+    batches = (as_float(x_train[idx], scale).to(device)
+               for idx in with_replacement(len(x_train), tcfg["batch_size"], rng))
+    fit(model, batches, steps=tcfg["steps"], loss_fn=loss_fn,
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=tcfg["lr"]), clip=tcfg["clip"], on_step=log,
+        progress=bar)
     meta = run.save(run.args.checkpoint, {spec["name"]: model.cpu()}, [spec], experiment=kind)
     write_json(run.args.history, {**meta, "history": history})
     print(f"{spec['name']}: {tcfg['steps']} steps, {meta['wall_seconds']:.1f} s on {meta['device']}")
