@@ -1,4 +1,6 @@
 """One experiment of the deep linear MLP (float64, full-batch GD on fixed data); writes its result arrays.
+Not on shared.train.loop.fit: the training is the paper's subject, written out (an exact one-step polynomial in eta,
+and plain GD under muP's per-layer multipliers in model.gd_losses), with no optimizer, batches or schedule.
 
 onestep:   for each scheme (muP, SP, NTP), depth L, width n and init seed: one gradient, then the exact one-step
            output as a degree-L polynomial in eta (shared.train.lr_sweep.step_polynomial from L + 1 forward
