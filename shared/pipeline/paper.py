@@ -180,11 +180,12 @@ class Paper:
             for fig in a.figures:
                 if not re.fullmatch(FIGURE_NAME, fig):
                     raise ConfigError(f"{self.name}: figure name {fig!r} must match {FIGURE_NAME}")
-                if not (self.root / self.dir / f"plot_{fig}.py").is_file():
-                    raise ConfigError(f"{self.name}: analysis {a.ns!r} draws figure {fig!r}, "
-                                      f"but {self.dir}/plot_{fig}.py does not exist")
-            if not (self.root / self.dir / f"{a.script}.py").is_file():
-                raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{a.script}.py, which does not exist")
+                if script_module(self.root / self.dir, f"plot_{fig}", self.name) is None:
+                    raise ConfigError(f"{self.name}: analysis {a.ns!r} draws figure {fig!r}, but neither "
+                                      f"{self.dir} nor a sub-package of it holds plot_{fig}.py")
+            if script_module(self.root / self.dir, a.script, self.name) is None:
+                raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{module_file(a.script)}, "
+                                  f"which does not exist")
 
     # ---------------------------------------------------------------- paths
     def out(self, relative):
@@ -213,7 +214,8 @@ class Paper:
         return local_imports(self.root / self.dir, script, self.name)
 
     def module_name(self, script):
-        return f"replications.{self.name}.{script}"
+        """The module `python -m` runs: `script` under this paper's package, a bare plot_<fig> found in its part."""
+        return f"replications.{self.name}.{script_module(self.root / self.dir, script, self.name) or script}"
 
     def step(self, script):
         """The params every script step shares (`params: **P.step("train"), p=...`): the interpreter Snakemake runs
@@ -250,29 +252,59 @@ def resolve_device(requested, accelerator=None):
     return "cuda" if Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") else "cpu"
 
 
+def script_module(paper_dir, script, paper):
+    """`script` as a module path under its paper's package, or None when there is no such file. A dotted name is
+    taken as it is ("image.train" is image/train.py); a bare name is the one file of that name in the paper's folder
+    or its sub-packages (tests/ aside), so that plot_<fig>.py, named by its figure alone, can sit in its part."""
+    paper_dir = Path(paper_dir)
+    if "." in script:
+        return script if (paper_dir / module_file(script)).is_file() else None
+    found = sorted(path.relative_to(paper_dir) for path in paper_dir.rglob(f"{script}.py"))
+    found = [path for path in found if "tests" not in path.parts]
+    if len(found) > 1:
+        raise ConfigError(f"{paper}: {script}.py is ambiguous: replications/{paper} holds "
+                          f"{', '.join(map(str, found))}; a script named by its file alone must be unique in the paper")
+    return ".".join(found[0].with_suffix("").parts) if found else None
+
+
+def module_file(module):
+    """"image.train" -> "image/train.py": a module path under a paper's package, as a file in its folder."""
+    return module.replace(".", "/") + ".py"
+
+
 def local_imports(paper_dir, script, paper):
     """[paper_dir/script.py, paper_dir/<module>.py ...]: the script and its paper-local imports, transitively,
-    found by reading the source (relative imports and `replications.<paper>.` imports)."""
+    found by reading the source: relative imports of any level (`from .x`, `from ..common`) and
+    `replications.<paper>.` imports. `script` is found as script_module finds it; packages' __init__.py are not
+    followed."""
     paper_dir = Path(paper_dir)
-    seen, todo = [], [script]
+    first = script_module(paper_dir, script, paper)
+    seen, todo = [], [first] if first else []
     while todo:
-        stem = todo.pop()
-        path = paper_dir / f"{stem}.py"
-        if stem in seen or not path.is_file():
+        module = todo.pop()
+        path = paper_dir / module_file(module)
+        if module in seen or not path.is_file():
             continue
-        seen.append(stem)
+        seen.append(module)
+        package = module.split(".")[:-1]  # where the module's relative imports start
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
-                if node.level == 1:
-                    todo.extend([base.split(".")[0]] if base else [a.name for a in node.names])
-                elif base == f"replications.{paper}":
-                    todo.extend(a.name for a in node.names)
-                elif base.startswith(f"replications.{paper}."):
-                    todo.append(base.split(".")[2])
+                if node.level:
+                    up = node.level - 1  # `from .x` stays in the module's package, `from ..x` goes one up
+                    if up > len(package):  # above the paper's package: not the paper's code
+                        continue
+                    target = [*package[:len(package) - up], *filter(None, base.split("."))]
+                elif base == f"replications.{paper}" or base.startswith(f"replications.{paper}."):
+                    target = base.split(".")[2:]
+                else:
+                    continue
+                # `from .a import b`: module a, or b where b is a module of package a (missing files are skipped)
+                todo.extend([".".join(target)] if target else [])
+                todo.extend(".".join([*target, a.name]) for a in node.names)
             elif isinstance(node, ast.Import):
-                todo.extend(a.name.split(".")[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
-    return [str(paper_dir / f"{stem}.py") for stem in seen]
+                todo.extend(a.name.split(".", 2)[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
+    return [str(paper_dir / module_file(module)) for module in seen]
 
 
 def step_shell():

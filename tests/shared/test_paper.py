@@ -16,6 +16,7 @@ from shared.pipeline.paper import (
     papers_named_by,
     path_args,
     resolve_device,
+    script_module,
 )
 from shared.pipeline.scratch import ROOT, copy_repo, planned_rules, snakemake
 
@@ -166,3 +167,69 @@ def test_no_shared_file_names_a_paper():
     code = "\n".join(line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#"))
     for name in (p.name for p in (ROOT / "replications").iterdir() if (p / "rules.smk").is_file()):
         assert name not in code, name
+
+
+# ---------------------------------------------------------------- scripts in a paper's sub-packages
+def _write(root, files):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_local_imports_follow_a_sub_package_and_relative_imports_of_any_level(tmp_path):
+    _write(tmp_path, {
+        "image/__init__.py": "",
+        "image/train.py": "from ..common import load\nfrom .data import x\nfrom . import helpers\n",
+        "image/data.py": "from replications.demo.image.extra import y\nfrom ...elsewhere import z\n",
+        "image/extra.py": "", "image/helpers.py": "",
+        "common.py": "from .model import build\n", "model.py": "",
+        "language/__init__.py": "", "language/train.py": "from ..image import data\n",
+    })
+    found = local_imports(tmp_path, "image.train", "demo")
+    assert found[0] == str(tmp_path / "image" / "train.py")
+    assert sorted(Path(f).relative_to(tmp_path).as_posix() for f in found) == [
+        "common.py", "image/data.py", "image/extra.py", "image/helpers.py", "image/train.py", "model.py"]
+    # `from ..image import data`: a module of a sibling package
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in local_imports(tmp_path, "language.train", "demo")] == [
+        "language/train.py", "image/data.py", "image/extra.py"]
+
+
+def test_script_module_finds_a_bare_name_in_its_part_and_refuses_two(tmp_path):
+    _write(tmp_path, {"train.py": "", "image/__init__.py": "", "image/plot_eigen.py": "", "image/analyze.py": "",
+                      "tests/plot_other.py": ""})
+    assert script_module(tmp_path, "train", "demo") == "train"
+    assert script_module(tmp_path, "plot_eigen", "demo") == "image.plot_eigen"  # a plot is named by its figure
+    assert script_module(tmp_path, "image.analyze", "demo") == "image.analyze"
+    assert script_module(tmp_path, "analyze", "demo") == "image.analyze"
+    assert script_module(tmp_path, "plot_other", "demo") is None  # tests/ holds no scripts
+    assert script_module(tmp_path, "language.analyze", "demo") is None
+    _write(tmp_path, {"language/__init__.py": "", "language/plot_eigen.py": ""})
+    with pytest.raises(ConfigError, match=r"demo: plot_eigen.py is ambiguous.*image/plot_eigen.py, "
+                                          r"language/plot_eigen.py"):
+        script_module(tmp_path, "plot_eigen", "demo")
+
+
+def test_a_paper_runs_scripts_from_its_sub_packages(tmp_path):
+    """The template's analysis and plot moved into a sub-package: the analyze and figure rules find them (their
+    code inputs and `python -m` modules); a figure whose plot script is missing stops the parse, naming it."""
+    repo = scratch(tmp_path, "alpha")
+    paper = repo / "replications" / "alpha"
+    (paper / "part").mkdir()
+    (paper / "part" / "__init__.py").write_text("")
+    analyze = (paper / "analyze.py").read_text()
+    (paper / "part" / "analyze.py").write_text(analyze.replace("from .common", "from ..common"))
+    (paper / "analyze.py").unlink()
+    (paper / "plot_accuracy.py").rename(paper / "part" / "plot_accuracy.py")
+    pipeline = (paper / "pipeline.py").read_text()
+    (paper / "pipeline.py").write_text(pipeline.replace('script="analyze"', 'script="part.analyze"'))
+    proc = snakemake(repo, "-n", "-p", "--cores", "1", "alpha")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "-m replications.alpha.part.analyze " in proc.stdout
+    assert "-m replications.alpha.part.plot_accuracy " in proc.stdout
+    assert "replications/alpha/part/analyze.py, replications/alpha/common.py" in proc.stdout  # `from ..common`
+    assert "input: replications/alpha/part/plot_accuracy.py" in proc.stdout
+    (paper / "part" / "plot_accuracy.py").unlink()
+    proc = snakemake(repo, "-n", "--cores", "1", "alpha")
+    assert proc.returncode != 0
+    assert "alpha: analysis 'classifier' draws figure 'accuracy'" in proc.stdout + proc.stderr
+    assert "plot_accuracy.py" in proc.stdout + proc.stderr
