@@ -1,9 +1,10 @@
 """bilinear_mlp: the Python side of its workflow (rules.smk and language.smk hold only rules).
 
-Image part (sections 2-4): one batched training job per experiment, one analysis per metrics namespace, and the
-toy Boolean task (trained inside its own analysis job). Language part (section 5, Apps H, I): a small transformer
-per MLP kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features.
-See shared/pipeline/paper.py for what the workflow reads from here.
+Image part (image/, section 4): one batched training job per experiment, one analysis per metrics namespace.
+Theory part (theory/, sections 2-3): the identities, checked on the image part's weights, and the toy Boolean task
+(trained inside its own analysis job). Language part (language/, section 5, Apps H, I): a small transformer per MLP
+kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features. Scripts are named as
+modules of this package ("image.train"). See shared/pipeline/paper.py for what the workflow reads from here.
 """
 from shared.pipeline.config import ConfigError
 from shared.pipeline.grid import expand_runs
@@ -25,20 +26,23 @@ BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.js
 LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
 SAE_SITES = ("mlp_in", "mlp_out")
 
-# metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it)
+# metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it); the theory part's
+# identities read the image part's weights
 IMAGE_ANALYSES = {
-    "identities": ("analyze_identities", "base", ("checkpoint", "data"), ()),  # or on base_fashion, see below
-    "accuracy": ("analyze_accuracy", "base", ("history",), ("accuracy",)),
-    "spectra": ("analyze_spectra", "base", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
-    "accuracy_fashion": ("analyze_accuracy", "base_fashion", ("history",), ("accuracy",)),
-    "spectra_fashion": ("analyze_spectra", "base_fashion", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
-    "noise": ("analyze_noise", "noise", ("checkpoint", "history", "data"), ("noise",)),
-    "grid": ("analyze_grid", "grid", ("checkpoint",), ("grid",)),
-    "truncation": ("analyze_truncation", "size", ("checkpoint", "data"), ("truncation",)),
-    "similarity": ("analyze_similarity", "size", ("checkpoint",), ("similarity",)),
-    "adversarial": ("analyze_adversarial", "adversarial", ("checkpoint", "data"), ("adversarial",)),
-    "hosvd": ("analyze_hosvd", "base", ("checkpoint",), ("hosvd",)),
-    "similarity_task": ("analyze_similarity_task", "similarity_task", ("checkpoint", "data"), ("target",)),  # 4.3
+    "identities": ("theory.analyze_identities", "base", ("checkpoint", "data"), ()),  # or on base_fashion, see below
+    "accuracy": ("image.analyze_accuracy", "base", ("history",), ("accuracy",)),
+    "spectra": ("image.analyze_spectra", "base", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
+    "accuracy_fashion": ("image.analyze_accuracy", "base_fashion", ("history",), ("accuracy",)),
+    "spectra_fashion": ("image.analyze_spectra", "base_fashion", ("checkpoint", "data"),
+                        ("eigenvectors", "spectrum")),
+    "noise": ("image.analyze_noise", "noise", ("checkpoint", "history", "data"), ("noise",)),
+    "grid": ("image.analyze_grid", "grid", ("checkpoint",), ("grid",)),
+    "truncation": ("image.analyze_truncation", "size", ("checkpoint", "data"), ("truncation",)),
+    "similarity": ("image.analyze_similarity", "size", ("checkpoint",), ("similarity",)),
+    "adversarial": ("image.analyze_adversarial", "adversarial", ("checkpoint", "data"), ("adversarial",)),
+    "hosvd": ("image.analyze_hosvd", "base", ("checkpoint",), ("hosvd",)),
+    "similarity_task": ("image.analyze_similarity_task", "similarity_task", ("checkpoint", "data"),  # section 4.3
+                        ("target",)),
 }
 
 
@@ -145,7 +149,7 @@ def image_analyses(cfg):
     table = dict(IMAGE_ANALYSES)
     run = experiments(cfg)
     if "base" not in run and "base_fashion" in run:  # the identities hold for any trained weights
-        table["identities"] = ("analyze_identities", "base_fashion", ("checkpoint", "data"), ())
+        table["identities"] = ("theory.analyze_identities", "base_fashion", ("checkpoint", "data"), ())
     return table
 
 
@@ -194,7 +198,7 @@ def analyses(paper):
                             figures=figures))
     # the toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and
     # analyses them in one job of seconds
-    out.append(Analysis("boolean", script="toy_boolean", params=cfg["boolean"], figures=("gates",)))
+    out.append(Analysis("boolean", script="theory.toy_boolean", params=cfg["boolean"], figures=("gates",)))
 
     main = sae_sweep(cfg)[-1]  # the longest SAEs are the ones the circuit analyses read
     data = lm_data(cfg)
@@ -202,11 +206,11 @@ def analyses(paper):
                "sae_out": sae_checkpoint(paper, "mlp_out", main), "data": data}
     lm = dict(params=language_params(cfg), resources="analyze_language")
     out += [
-        Analysis("lm_loss", script="analyze_lm_loss", figures=("lmloss",), **lm,
+        Analysis("lm_loss", script="language.analyze_lm_loss", figures=("lmloss",), **lm,
                  reads={"histories": [lm_history(paper, m) for m in LM_MLPS], "data": data}),
-        Analysis("lowrank", script="analyze_lowrank", reads=circuit, figures=("lowrank",), **lm),
-        Analysis("negation", script="analyze_negation", reads=circuit, figures=("negation",), **lm),
-        Analysis("sae_length", script="analyze_sae_length", figures=("saelength",), **lm,
+        Analysis("lowrank", script="language.analyze_lowrank", reads=circuit, figures=("lowrank",), **lm),
+        Analysis("negation", script="language.analyze_negation", reads=circuit, figures=("negation",), **lm),
+        Analysis("sae_length", script="language.analyze_sae_length", figures=("saelength",), **lm,
                  reads={"lm": lm_checkpoint(paper), "data": data,
                         "saes": [sae_checkpoint(paper, "mlp_out", m) for m in sae_sweep(cfg)]}),
     ]

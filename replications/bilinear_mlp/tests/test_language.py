@@ -1,12 +1,12 @@
-"""The paper's language-model helpers (language.py, language_features.py) on random weights in float64: the
-SAE-basis identity of an output latent's interaction matrix (section 3.1), the annotation of the planted negation
+"""The paper's language-model helpers (language/common.py, language/features.py) on random weights in float64:
+the SAE-basis identity of an output latent's interaction matrix (section 3.1), the annotation of the planted negation
 events, and the one checkpoint layout of the transformer and SAE runs."""
 import pytest
 import torch
 
-from replications.bilinear_mlp.analyze_negation import negated_shares, spectrum_summary
-from replications.bilinear_mlp.language import annotate_events, build, load_lm, load_sae
-from replications.bilinear_mlp.language_features import feature_interactions
+from replications.bilinear_mlp.language.analyze_negation import negated_shares, spectrum_summary
+from replications.bilinear_mlp.language.common import annotate_events, build, load_lm, load_sae
+from replications.bilinear_mlp.language.features import feature_interactions
 from shared.io.checkpoints import save_models
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import TopKSAE

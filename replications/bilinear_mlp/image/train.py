@@ -5,15 +5,18 @@ from shared.pipeline.grid import expand_runs
 from shared.pipeline.run import start_run
 from shared.train.supervised import EpochSchedule, Run, train
 
-from .common import load_images
-from .model import build
+from ..common import load_images
+from ..model import build
+from .target_task import relabel
 
 
 def main():
     run = start_run("data", "checkpoint", "history")
     p = run.params  # {"experiment": name, "spec": experiment config, "defaults":..., "lr":..., "device":...}
     task = p["spec"].get("task")  # section 4.3: two classes by similarity to a target image
-    data = load_images(run.args.data, task)
+    data = load_images(run.args.data)
+    if task:
+        data = relabel(data, task)
     data_std = data["x_train"].std().item()
     specs = []
     for spec in expand_runs(p["spec"], p["defaults"]):

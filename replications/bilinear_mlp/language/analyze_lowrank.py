@@ -12,8 +12,8 @@ import torch
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
-from .language import eval_activations, load_analysed
-from .language_features import active_tokens, feature_interactions, studied_latents
+from .common import eval_activations, load_analysed
+from .features import active_tokens, feature_interactions, studied_latents
 
 
 def main():

@@ -10,7 +10,7 @@ import torch
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import load_images, load_models
+from ..common import load_images, load_models
 
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 

@@ -16,8 +16,8 @@ from shared.io.runtime import generator
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
+from ..common import load_images, load_models
 from .analyze_noise import rare_pixel_mask
-from .common import load_images, load_models
 
 
 def pinv_masks(model, keys_per_class):

@@ -10,7 +10,7 @@ App D figure colours a contribution (0.3). A uniformly random unit vector in R^1
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import load_models
+from ..common import load_models
 
 
 def main():

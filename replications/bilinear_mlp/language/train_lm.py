@@ -4,7 +4,7 @@ from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
 from shared.train.language_model import LMSchedule, fixed_windows, train_lm
 
-from .language import build, load_tokens
+from .common import build, load_tokens
 
 
 def main():

@@ -10,7 +10,7 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
 
-from .common import load_images, load_models
+from ..common import load_images, load_models
 
 
 def rare_pixel_mask(x_train, threshold):

@@ -11,7 +11,7 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
 
-from .common import load_models
+from ..common import load_models
 
 
 def main():

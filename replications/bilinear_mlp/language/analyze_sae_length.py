@@ -9,8 +9,8 @@ from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import normalized_mse
 from shared.pipeline.run import start_run, write_metrics
 
-from .language import eval_activations, load_lm, load_sae, load_tokens
-from .language_features import active_tokens, feature_interactions, studied_latents
+from .common import eval_activations, load_lm, load_sae, load_tokens
+from .features import active_tokens, feature_interactions, studied_latents
 
 
 def main():

@@ -8,7 +8,7 @@ from shared.pipeline.run import start_run
 from shared.train.language_model import mlp_activations, random_windows
 from shared.train.sae import train_sae
 
-from .language import load_lm, load_tokens
+from .common import load_lm, load_tokens
 
 
 def main():

@@ -21,8 +21,8 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.language_model import windows_at
 
-from .language import annotate_events, eval_activations, eval_positions, eval_starts, load_analysed, reaction_accuracy
-from .language_features import active_tokens, feature_interactions, studied_latents
+from .common import annotate_events, eval_activations, eval_positions, eval_starts, load_analysed, reaction_accuracy
+from .features import active_tokens, feature_interactions, studied_latents
 
 SPECIFIC = 0.8  # a latent is specific to a side when >= 80% of its (relevant) activation mass is on it
 POLARITY = {1: "negated positive", -1: "negated negative"}

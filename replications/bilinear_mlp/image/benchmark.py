@@ -16,7 +16,7 @@ from shared.pipeline.benchmarking import matmul_peak, synchronizer
 from shared.pipeline.run import start_run
 from shared.train.supervised import EpochSchedule, Run, train
 
-from .model import ImageClassifier
+from ..model import ImageClassifier
 
 EPOCHS, REPEATS = 3, 2  # epochs per timed training, interleaved repeats of the grid comparison
 

@@ -15,7 +15,8 @@ import torch
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import load_images, load_models
+from ..common import load_images, load_models
+from .target_task import relabel
 
 SHOWN = 3  # eigenvectors drawn from each end of the spectrum
 DIRECTIONS = {"true_minus_false": (-1.0, 1.0), "true": (0.0, 1.0)}  # classes: 0 = False, 1 = True
@@ -64,7 +65,7 @@ def main():
     args = run.args
     models, specs, meta = load_models(args.checkpoint)
     task = specs["bias"]["task"]
-    data = load_images(args.data, task)
+    data = relabel(load_images(args.data), task)
     target = data["target"].double()
     y_train, y_test = data["y_train"], data["y_test"]
     acc = {name: meta["final"][name]["test_acc"] for name in models}

@@ -13,7 +13,7 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.stats import spearman
 
-from .common import load_models
+from ..common import load_models
 
 
 def pair_similarity(vecs_by_seed, pairs):

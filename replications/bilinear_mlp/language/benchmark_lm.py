@@ -15,7 +15,7 @@ from shared.pipeline.benchmarking import best_seconds, matmul_peak, synchronizer
 from shared.pipeline.run import start_run
 from shared.train.language_model import random_windows
 
-from .language import build, load_tokens
+from .common import build, load_tokens
 
 REPEATS = 5  # best of this many timed steps
 

@@ -15,7 +15,7 @@ from shared.io.files import read_json
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.language_model import random_windows
 
-from .language import build, load_tokens
+from .common import build, load_tokens
 
 
 def step_seconds(specs, train_tokens, batch_size, rounds, steps, gen):

@@ -7,7 +7,7 @@ import torch
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import load_images, load_models
+from ..common import load_images, load_models
 
 
 def rel_err(a, b):
