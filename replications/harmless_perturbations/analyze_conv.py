@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from shared.nn.linear_operators import layer_operator, null_space
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_data, load_models, rel_change, smallest_flipping_attack, test_subset, unit_directions
+from .common import load_data, rel_change, smallest_flipping_attack, test_subset, unit_directions
 
 NOT_BUILT = ("not run: the paper's PGD-10 adversarially trained ResNet-18 on CIFAR-10 is not built in this "
              "replication (deviations.md); its feature-level null spaces are tested on this CNN's and the MLPs' layers")

@@ -6,9 +6,9 @@ import numpy as np
 import torch
 
 from shared.nn.interpolation import interpolate, layer_groups
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import Evaluator, barriers_of, load_data, load_pair, reference, states_at
+from .common import Evaluator, barriers_of, load_data, reference, states_at
 
 
 def random_point(a, b, keys, gen):
@@ -26,7 +26,7 @@ def main():
     gen = torch.Generator().manual_seed(p["random_seed"])
     rows, labels, meta0 = [], [], None
     for path in run.args.checkpoints:
-        models, specs, meta = load_pair(path)
+        models, specs, meta = load_models(path)
         meta0 = meta0 or meta
         ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
         a, b = states_at(models, specs)

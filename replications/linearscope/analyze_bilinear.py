@@ -11,11 +11,11 @@ import numpy as np
 import torch
 
 from shared.nn.dynamic_linear import dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.train.supervised import evaluate
 
 from .analyze_cnn import jacobian, rel, spread
-from .common import load_data, load_models
+from .common import load_data
 
 
 def main():

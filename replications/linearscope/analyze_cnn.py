@@ -13,9 +13,9 @@ import numpy as np
 import torch
 
 from shared.nn.dynamic_linear import FrozenGates, dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_data, load_models
+from .common import load_data
 
 # what the paper analyses that this replication does not run, with the reason (the claims read NOT RUN)
 NOT_RUN = {

@@ -12,10 +12,10 @@ import torch
 import torch.nn.functional as F
 
 from shared.nn.dynamic_linear import dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
 from .analyze_cnn import rel, spread
-from .common import load_data, load_models
+from .common import load_data
 from .train_sr import downsample
 
 WINDOW = 7

@@ -9,10 +9,10 @@ import numpy as np
 import torch
 
 from shared.io.files import read_json
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.train.supervised import evaluate
 
-from .common import load_data, load_models
+from .common import load_data
 
 
 def rel_err(a, b):
