@@ -1,4 +1,4 @@
-"""What this paper's scripts share: the prepared images, the trained models, the attacks and the measures of change."""
+"""What this paper's scripts share: the prepared images, test subsets, random directions and the attacks."""
 import math
 
 import torch
@@ -24,17 +24,6 @@ def unit_directions(basis, n, generator):
     paper's code draws them, normalised."""
     v = torch.randn(n, basis.shape[1], generator=generator, dtype=basis.dtype) @ basis.T
     return v / v.norm(dim=1, keepdim=True)
-
-
-def rel_change(before, after):
-    """Per row: max |after - before| / max |before| (the logit change relative to the logits' size)."""
-    return (after - before).abs().amax(1) / before.abs().amax(1)
-
-
-def psnr_db(x, x_new, peak=1.0):
-    """Per image, 10 log10(peak^2 / MSE): about 40 dB and up is invisible, 20 dB and below plainly visible."""
-    mse = (x_new - x).pow(2).mean(1)
-    return 10 * torch.log10(peak ** 2 / mse)
 
 
 def pgd_linf(model, x, y, eps, steps, clip=(0.0, 1.0)):

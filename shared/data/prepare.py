@@ -90,6 +90,19 @@ def prepare(name, out_path, cache_dir=None):
     return Path(out_path)
 
 
+def split_by_class(x, y, test_fraction):
+    """{x_train, y_train, x_test, y_test}: the last `test_fraction` of each class's rows (rounded) is test. A split
+    by position, never by RNG, so it depends on no seed."""
+    train_idx, test_idx = [], []
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        n_test = round(test_fraction * len(rows))
+        train_idx.append(rows[: len(rows) - n_test])
+        test_idx.append(rows[len(rows) - n_test:])
+    train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
+    return {"x_train": x[train_idx], "y_train": y[train_idx], "x_test": x[test_idx], "y_test": y[test_idx]}
+
+
 def content_sha256(arrays, metadata):
     """sha256 of the metadata (but this digest) and of every array's name, dtype, shape and bytes, in key order."""
     digest = hashlib.sha256(json.dumps({k: v for k, v in metadata.items() if k != DIGEST_KEY}, sort_keys=True).encode())
