@@ -1,33 +1,12 @@
-"""harmless_perturbations: config checks, exact invariances on small random models, the attacks' constraints."""
-import pytest
+"""harmless_perturbations: exact invariances on small random models, the attacks' constraints."""
 import torch
 
 from replications.harmless_perturbations import analyze_mlp, common, model
 from shared.nn.linear_operators import layer_operator, null_space
-from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import load_papers
 from shared.stats import rel_err
 
 PAPER = "harmless_perturbations"
 SPEC = {"d_input": 64, "n_classes": 10, "image_shape": [1, 8, 8]}
-
-
-def _load(override, tier="quick"):
-    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
-
-
-@pytest.mark.parametrize("tier", ["quick", "full"])
-def test_committed_tiers_load(tier):
-    assert _load({}, tier).cfg["tier"] == tier
-
-
-@pytest.mark.parametrize("override, key", [({"mlp": {"hidden": [784], "seeds": [0, 1]}}, "mlp.hidden"),
-                                           ({"analysis": {"flip_eps": 0.3}}, "flip_eps"),
-                                           ({"cnn": {"channels": 16, "kernel": 4, "channels2": 4, "seeds": [0]}},
-                                            "cnn")])
-def test_bad_config_stops_the_parse(override, key):
-    with pytest.raises(ConfigError, match=key.split(".")[-1]):
-        _load(override)
 
 
 def test_first_layer_null_space_is_harmless_at_any_scale_and_random_is_not():
