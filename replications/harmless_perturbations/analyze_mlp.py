@@ -11,11 +11,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from shared.nn.adversarial import pgd_linf
 from shared.nn.linear_operators import null_space
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import psnr, rel_err
 
-from .common import load_data, pgd_linf, smallest_flipping_attack, test_subset, unit_directions
+from .common import load_data, smallest_flipping_attack, test_subset, unit_directions
 
 UNCHANGED = 0.99  # "the prediction is kept" for a perturbation norm: at least 99% of the images keep theirs
 ID_TOL = 1e-6     # a model accepts an identification probe when its logits move by less than this (relative)

@@ -2,6 +2,7 @@
 import torch
 
 from replications.harmless_perturbations import analyze_mlp, common, model
+from shared.nn.adversarial import pgd_linf
 from shared.nn.linear_operators import layer_operator, null_space
 from shared.stats import rel_err
 
@@ -47,5 +48,5 @@ def test_pgd_stays_in_the_ball_and_the_pixel_range():
     net = model.build({"kind": "mlp", "hidden": [16], **SPEC})
     x, y = torch.rand(6, 64), torch.randint(0, 10, (6,))
     for steps in (1, 5):
-        x_adv = common.pgd_linf(net, x, y, 0.05, steps)
+        x_adv = pgd_linf(net, x, y, 0.05, steps)
         assert (x_adv - x).abs().max() <= 0.05 + 1e-6 and x_adv.min() >= 0 and x_adv.max() <= 1
