@@ -1,6 +1,7 @@
 """Statistics the analyses share: Pearson (torch) and Spearman (scipy) correlations, a least-squares slope with its
-standard error (scaling exponents), the crossing point of a rate curve (phase boundaries), and the error measures of
-an exact identity or a reconstruction (relative error, PSNR)."""
+standard error (scaling exponents) and its range when each point is known only to a bracket, the crossing point of
+a rate curve (phase boundaries), and the error measures of an exact identity or a reconstruction (relative error,
+PSNR)."""
 import math
 
 import numpy as np
@@ -49,6 +50,17 @@ def crossing(x, rate, level=0.5):
         return float(x[0])
     x0, x1, r0, r1 = x[i - 1], x[i], rate[i - 1], rate[i]
     return float(x0 + (level - r0) * (x1 - x0) / (r1 - r0))
+
+
+def bracket_slopes(x, lo, hi):
+    """(min, max) least-squares slope of y on x when each y_i may lie anywhere in [lo_i, hi_i] (a boundary known only
+    to its grid bracket): the slope is linear in y, so its extremes are at corners, all 2^n of which are fitted.
+    (nan, nan) when a bracket is not finite."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    if not np.all(np.isfinite(lo + hi)):
+        return float("nan"), float("nan")
+    slopes = [linear_fit(x, np.where(np.array(bits) == 1, hi, lo))["slope"] for bits in np.ndindex(*(2,) * len(lo))]
+    return float(min(slopes)), float(max(slopes))
 
 
 def rel_err(a, b, norm="max", per_sample=False):

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from shared.stats import psnr, rel_err, spearman
+from shared.stats import bracket_slopes, linear_fit, psnr, rel_err, spearman
 
 
 def average_rank_spearman(x, y):
@@ -77,3 +77,13 @@ def test_psnr_equals_the_paper_definitions_it_replaced():
     assert torch.equal(psnr(y, x, per_sample=True), 10 * torch.log10(1.0 / (y - x).pow(2).mean(1)))  # harmless
     assert psnr(x, x) == math.inf
     assert psnr(x / 2, x) == pytest.approx(10 * math.log10(1 / (x / 2).pow(2).mean().item()))
+
+
+def test_bracket_slopes_are_the_extreme_corner_fits():
+    x = np.log(np.log([23, 31, 47, 71]) / np.array([23, 31, 47, 71]))
+    lo, hi = np.log([0.3, 0.25, 0.2, 0.15]), np.log([0.35, 0.3, 0.25, 0.2])
+    low, high = bracket_slopes(x, lo, hi)
+    w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()  # the slope is sum w_i y_i: its extremes pick lo or hi by sign
+    assert low == pytest.approx((w * np.where(w > 0, lo, hi)).sum()) and high == pytest.approx((w * np.where(w > 0, hi, lo)).sum())
+    assert low < linear_fit(x, (lo + hi) / 2)["slope"] < high
+    assert all(math.isnan(v) for v in bracket_slopes(x, lo, [np.nan, *hi[1:]]))
