@@ -14,6 +14,7 @@ from shared.pipeline.paper import Analysis, Resources
 ARMS = ("aware", "naive")
 STRUCTURES = ("dense", "btt", "monarch", "kronecker", "low_rank")
 EXPANSION = 4  # model.EXPANSION, restated so that parsing imports no torch
+
 RESOURCES = {
     "tune": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=1440),

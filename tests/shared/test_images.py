@@ -69,3 +69,15 @@ def test_template_prepare_data_writes_the_digest(tmp_path, monkeypatch):
     assert b"content_sha256" in out.read_bytes()[:4096]
     arrays, meta = read_prepared(out)  # checks the digest
     assert meta["dataset"] == "digits" and arrays["x_train"].shape[1] == 64
+
+
+def test_registry_image_facts_and_the_mismatch_message_naming_the_key():
+    from shared.data.registry import image_facts, shape_mismatch
+    assert image_facts("cifar10") == {"image_shape": [3, 32, 32], "in_channels": 3, "size": 32, "d_input": 3072,
+                                      "n_classes": 10, "n_train": 50_000}
+    assert image_facts("mnist_5k")["image_shape"] == [1, 28, 28] and image_facts("mnist_5k")["n_train"] == 4000
+    assert shape_mismatch("mnist", {"d_input": 784, "n_classes": 10}) is None
+    assert shape_mismatch("mnist", {"d_input": 784, "image.in_channels": 3}) == (
+        "'image.in_channels': 3 does not match dataset 'mnist' (allowed: 1)")
+    with pytest.raises(ValueError, match="'nations' holds triples"):
+        image_facts("nations")
