@@ -1,6 +1,5 @@
 """Fast checks of the model and the closed form (bad configs: tests/bad_config.yaml; the conformance suite renders the
 report)."""
-
 import numpy as np
 import pytest
 import torch
