@@ -4,6 +4,7 @@ data (quick: scikit-learn digits via prepare_data.py; full: the registry's cifar
 seed: a B-cos network per B, and the ReLU baseline) -> analyze (accuracy, exactness, alignment, localisation, toy)
 -> figures -> report. ImageNet is not run at either tier; CIFAR-10 only at the full tier.
 """
+from shared.data.registry import image_facts
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
@@ -12,8 +13,7 @@ RESOURCES = {
     "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=60),
 }
 
-# channels, image side, classes, training images of each dataset
-DATASETS = {"digits": (1, 8, 10, 1347), "cifar10": (3, 32, 10, 50000)}
+DIGITS = {"n_classes": 10, "n_train": 1347}  # prepare_data.py's split of scikit-learn's digits (test_fraction 0.25)
 IMAGENET_REASON = ("ImageNet (VGG-11, ResNet-34, DenseNet-121, Inception-v3 at B = 2, 100 epochs at batch 256) is not "
                    "run at either tier: registration-only data and far beyond one GPU session")
 CIFAR_REASON = "CIFAR-10 is the full tier (the paper's 9-layer network, 100 epochs on one GPU); quick trains on 8x8 digits"
@@ -31,7 +31,8 @@ def arms(cfg):
 
 
 def check(cfg):
-    _, _, classes, train = DATASETS[cfg["dataset"]]
+    data = DIGITS if cfg["dataset"] == "digits" else image_facts(cfg["dataset"])
+    classes, train = data["n_classes"], data["n_train"]
     m = cfg["model"]
     if cfg["n_classes"] != classes:
         raise ConfigError(f"'n_classes': {cfg['n_classes']} does not match dataset {cfg['dataset']!r} (allowed: {classes})")

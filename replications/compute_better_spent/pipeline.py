@@ -7,14 +7,13 @@ small grid) -> train (one job per arm: structure-aware and naive lr, every struc
 """
 import math
 
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
 ARMS = ("aware", "naive")
 STRUCTURES = ("dense", "btt", "monarch", "kronecker", "low_rank")
 EXPANSION = 4  # model.EXPANSION, restated so that parsing imports no torch
-DATASETS = {"mnist_5k": {"d_input": 784, "n_classes": 10, "train": 4000},
-            "cifar10": {"d_input": 3072, "n_classes": 10, "train": 50000}}
 
 RESOURCES = {
     "tune": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -27,13 +26,11 @@ BENCHMARKS = ("compute_better_spent",)  # results/benchmarks/compute_better_spen
 
 def check(cfg):
     """Cross-key checks the schema cannot express; like it, they run before any job."""
-    data = DATASETS[cfg["dataset"]]
-    for key in ("d_input", "n_classes"):
-        if cfg[key] != data[key]:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {data[key]})")
-    if cfg["batch_size"] > data["train"]:
-        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the {data['train']} training images "
-                          f"(allowed: 1 .. {data['train']})")
+    if problem := shape_mismatch(cfg["dataset"], {key: cfg[key] for key in ("d_input", "n_classes")}):
+        raise ConfigError(problem)
+    train = image_facts(cfg["dataset"])["n_train"]
+    if cfg["batch_size"] > train:
+        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the {train} training images (allowed: 1 .. {train})")
     widths = cfg["widths"]
     for s in STRUCTURES:
         if s not in widths:

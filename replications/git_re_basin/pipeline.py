@@ -5,6 +5,7 @@ barriers (naive, activation and weight matching at every width), ste (Algorithm 
 matching at each snapshot), identities (permuted function, planted permutation), counterexample (App. A.6; no
 training) and, when enabled, extension (ours: a bilinear MLP).
 """
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
@@ -14,16 +15,12 @@ RESOURCES = {
     "ste": Resources(gpu=False, threads=4, mem_mb=16000, runtime=600),  # full: 15k steps, each a weight matching
 }
 
-# pixels per image, classes, training images of each registry dataset this paper reads
-DATASETS = {"mnist_5k": (784, 10, 4000), "mnist": (784, 10, 60000)}
-
 
 def check(cfg):
     """Cross-key checks: the data's shape, and every width an analysis reads is trained."""
-    pixels, classes, train = DATASETS[cfg["dataset"]]
-    for key, wanted in (("d_input", pixels), ("n_classes", classes)):
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {wanted})")
+    if problem := shape_mismatch(cfg["dataset"], {key: cfg[key] for key in ("d_input", "n_classes")}):
+        raise ConfigError(problem)
+    train = image_facts(cfg["dataset"])["n_train"]
     a = cfg["analysis"]
     for key, width in (("snapshots.width", cfg["snapshots"]["width"]), ("analysis.ste.width", a["ste"]["width"]),
                        ("analysis.identity.width", a["identity"]["width"])):

@@ -1,4 +1,5 @@
 """linearscope: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py."""
+from shared.data.registry import shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources
 
@@ -7,22 +8,16 @@ RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
              "train_sr": Resources(gpu=True, threads=4, mem_mb=8000, runtime=60),
              "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=60)}
 
-# The registry datasets this paper can use: image shape (channels, side) and classes.
-DATASETS = {"mnist_5k": (1, 28, 10), "mnist": (1, 28, 10), "fashion_mnist": (1, 28, 10), "cifar10": (3, 32, 10)}
 MODELS = {"cnn", "cnn_nobias", "bilinear"}  # the analyses read these three by name
 
 
 def check(cfg):
     """Cross-key checks the schema cannot express (tested without Snakemake)."""
-    channels, size, classes = DATASETS[cfg["dataset"]]
-    wanted = {"in_channels": channels, "size": size}
-    for key, value in wanted.items():
-        if cfg["image"][key] != value:
-            raise ConfigError(f"'image.{key}': {cfg['image'][key]} does not match dataset {cfg['dataset']!r} "
-                              f"(allowed: {value})")
-    if cfg["n_classes"] != classes:
-        raise ConfigError(f"'n_classes': {cfg['n_classes']} does not match dataset {cfg['dataset']!r} "
-                          f"(allowed: {classes})")
+    values = {"image.in_channels": cfg["image"]["in_channels"], "image.size": cfg["image"]["size"],
+              "n_classes": cfg["n_classes"]}
+    if problem := shape_mismatch(cfg["dataset"], values):
+        raise ConfigError(problem)
+    size = cfg["image"]["size"]
     if set(cfg["models"]) != MODELS:
         raise ConfigError(f"'models': {sorted(cfg['models'])} (allowed: exactly {sorted(MODELS)})")
     for name, model in cfg["models"].items():
