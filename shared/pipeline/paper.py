@@ -58,7 +58,7 @@ class Step:
     params: object = field(default_factory=dict)
     inputs: dict = field(default_factory=dict)
     wildcards: dict = field(default_factory=dict)  # {wildcard: regex} the values may take
-    resources: str = None  # the key of the paper's RESOURCES that sizes this job; None: one thread, no requests
+    resources: str = ""  # the key of the paper's RESOURCES that sizes this job; default: the step's name
     priority: int = 0  # train steps say 1: long jobs first, so that the cores stay busy to the end
     log: str = ""  # the log's name under results/<paper>/<tier>/logs/; default: name_{wildcard}_...
 
@@ -277,10 +277,7 @@ class Paper:
         return spec.quick_threads if self.tier == "quick" else spec.threads
 
     def resources(self, kind):
-        """Snakemake resources of one job: gpu (only when the device resolves to CUDA), mem_mb, runtime (none for a
-        step that names no key)."""
-        if kind is None:
-            return {}
+        """Snakemake resources of one job: gpu (only when the device resolves to CUDA), mem_mb, runtime."""
         spec = self.resources_table.get(kind, DEFAULT_RESOURCES)
         quick = self.tier == "quick"
         return {"gpu": int(spec.gpu and self.device.startswith("cuda")),

@@ -45,9 +45,9 @@ for step in P.steps.values():
         wildcard_constraints:
             **step.wildcards,
         priority: step.priority
-        threads: P.threads(step.resources)
+        threads: P.threads(step.resources or step.name)
         resources:
-            **P.resources(step.resources),
+            **P.resources(step.resources or step.name),
         params:
             **P.step(step.script),
             p=P.step_params(step),
