@@ -53,7 +53,7 @@ class Step:
     and writes `outputs` ({argument: path pattern}); `{wildcard}`s in the outputs make one job per value."""
 
     name: str
-    script: str
+    script: object  # a module of the paper, or a function of the wildcards naming one
     outputs: dict
     params: object = field(default_factory=dict)
     inputs: dict = field(default_factory=dict)
@@ -220,7 +220,7 @@ class Paper:
             if not re.fullmatch(NAMESPACE, step.name) or step.name in SHARED_RULES:
                 raise ConfigError(f"{self.name}: step name {step.name!r} must match {NAMESPACE} and differ from the "
                                   f"shared rules ({', '.join(SHARED_RULES)})")
-            if not (self.root / self.dir / f"{step.script}.py").is_file():
+            if not callable(step.script) and not (self.root / self.dir / f"{step.script}.py").is_file():
                 raise ConfigError(f"{self.name}: step {step.name!r} runs {self.dir}/{step.script}.py, "
                                   f"which does not exist")
 
@@ -263,7 +263,8 @@ class Paper:
 
     def step_inputs(self, step):
         """A Step's inputs, its code first (editing the script or a module it imports reruns the step)."""
-        return {"code": self.code(step.script), **step.inputs}
+        code = (lambda w: self.code(step.script(w))) if callable(step.script) else self.code(step.script)
+        return {"code": code, **step.inputs}
 
     def step_params(self, step):
         """A Step's `p` param: its config slice as JSON, computed per job when it depends on the wildcards."""
