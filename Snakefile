@@ -12,7 +12,7 @@ from snakemake.utils import min_version
 from shared.pipeline.config import ConfigError, check_workflow_config, validate_tier
 from shared.pipeline.paper import discover_papers, load_papers, papers_named_by
 
-min_version("9.0")  # modules declared in a loop (below)
+min_version("9.11.6")  # modules declared in a loop (below); named rules in a module keep its prefix from 9.11.6
 
 ALL_PAPERS = discover_papers(Path(workflow.basedir) / "replications")
 try:  # bad input stops the run here, before any job, with one message that names the paper, file and key

@@ -30,7 +30,8 @@ rule config:
         write_text(output[0], f"{params.cfg}\n")
 
 
-# One rule per Step of pipeline.py (train, data, ...), named by the step.
+# One rule per Step of pipeline.py (train, data, ...), named by the step. Before Snakemake 9.11.6 a rule named this way
+# lost the module's <paper>_ prefix (hence the Snakefile's min_version).
 for step in P.steps.values():
 
     rule:
