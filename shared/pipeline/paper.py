@@ -3,7 +3,7 @@
 `replications/<paper>/pipeline.py` declares the paper's Python side of the workflow as plain data and functions:
 
     NEEDS = ("other_paper",)          # papers whose outputs this one reads (optional)
-    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per rule (optional)
+    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per step (optional)
     def check(cfg): ...               # cross-key checks the schema cannot express; raise ConfigError (optional)
     def steps(paper): ...             # [Step(...)]: the script steps that make what analyses read (data, train, ...)
     def analyses(paper): ...          # [Analysis(...)]: what each metrics namespace reads, and its figures
@@ -162,7 +162,10 @@ class Paper:
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
         with self._declaring("steps(paper)"):
-            self.steps = {s.name: s for s in getattr(self.module, "steps", lambda paper: [])(self)}
+            steps = getattr(self.module, "steps", lambda paper: [])(self)
+        self.steps = {s.name: s for s in steps}
+        if len(self.steps) < len(steps):
+            raise ConfigError(f"{self.name}: two steps share a name ({', '.join(s.name for s in steps)})")
         self._check_analyses()
         self._check_steps()
         self._check_claim_metrics()
