@@ -1,4 +1,4 @@
-"""bcos_networks: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""bcos_networks: the Python side of its workflow. See shared/pipeline/paper.py.
 
 data (quick: scikit-learn digits via prepare_data.py; full: the registry's cifar10) -> train (one job per arm and
 seed: a B-cos network per B, and the ReLU baseline) -> analyze (accuracy, exactness, alignment, localisation, toy)
@@ -6,7 +6,7 @@ seed: a B-cos network per B, and the ReLU baseline) -> analyze (accuracy, exactn
 """
 from shared.data.registry import image_facts
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=240),
@@ -79,6 +79,22 @@ def train_params(cfg, arm, seed):
     keys = ("device", "n_classes", "model", "lr", "relu_lr", "lr_min", "calibration_images", "epochs", "batch_size",
             "augment")
     return {"arm": arm, "arch": "relu" if b is None else "bcos", "b": b, "seed": seed, **{k: cfg[k] for k in keys}}
+
+
+def steps(paper):
+    cfg = paper.cfg
+    data = []
+    if cfg["dataset"] == "digits":  # the full tier's CIFAR-10 comes from the shared prepare_dataset rule
+        data = [Step("data", script="prepare_data", outputs={"out": data_path(paper)},
+                     params={"dataset": "digits", "test_fraction": cfg["test_fraction"]})]
+    return [
+        *data,
+        Step("train", script="train", priority=1, wildcards={"arm": "relu|B[0-9p]+", "seed": r"\d+"},
+             inputs={"data": data_path(paper)}, log="train_{arm}_s{seed}",
+             outputs={"checkpoint": checkpoint_path(paper, "{arm}", "{seed}"),
+                      "history": history_path(paper, "{arm}", "{seed}")},
+             params=lambda w: train_params(cfg, w.arm, int(w.seed))),
+    ]
 
 
 def analyses(paper):

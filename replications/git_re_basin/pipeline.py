@@ -1,4 +1,4 @@
-"""git_re_basin: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""git_re_basin: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per (kind, width): two models (seeds), plus snapshots over training at one width. Analyses:
 barriers (naive, activation and weight matching at every width), ste (Algorithm 2 at one width), training (weight
@@ -7,7 +7,7 @@ training) and, when enabled, extension (ours: a bilinear MLP).
 """
 from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -51,6 +51,23 @@ def runs(cfg):
     if cfg["extension"]["bilinear"]:
         out.append(("bilinear", cfg["extension"]["width"]))
     return out
+
+
+def steps(paper):
+    cfg = paper.cfg
+
+    def params(w):  # this job's slice of the config: editing another width's settings does not retrain it
+        snapshots = w.kind == "relu" and int(w.width) == cfg["snapshots"]["width"]
+        return {"kind": w.kind, "width": int(w.width),
+                "snapshot_epochs": cfg["snapshots"]["epochs"] if snapshots else [],
+                **{k: cfg[k] for k in ("device", "d_input", "n_classes", "n_hidden", "seeds", "optim")}}
+
+    return [
+        Step("train", script="train", priority=1, wildcards={"kind": "relu|bilinear", "width": r"\d+"},
+             inputs={"data": data_path(paper)}, log="train_{kind}_h{width}", params=params,
+             outputs={"checkpoint": checkpoint_path(paper, "{kind}", "{width}"),
+                      "history": paper.out("models/{kind}_h{width}.json")}),
+    ]
 
 
 def analyses(paper):

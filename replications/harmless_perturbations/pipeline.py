@@ -1,4 +1,4 @@
-"""harmless_perturbations: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""harmless_perturbations: the Python side of its workflow. See shared/pipeline/paper.py.
 
 Two training jobs (the MLPs, one per seed; the CNN) and two analyses: `mlp` (null space of the first and later
 layers, harmless vs random vs adversarial perturbations, the ReLU's local expansion, model identification) and
@@ -6,7 +6,7 @@ layers, harmless vs random vs adversarial perturbations, the ReLU's local expans
 """
 from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -45,6 +45,18 @@ def data_path(paper):
 
 def checkpoint_path(paper, kind):
     return paper.out(f"models/{kind}.safetensors")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"kind": "|".join(KINDS)},
+             inputs={"data": data_path(paper)},
+             outputs={"checkpoint": checkpoint_path(paper, "{kind}"), "history": paper.out("models/{kind}.json")},
+             # this job's slice of the config: editing the CNN does not retrain the MLPs
+             params=lambda w: {"kind": w.kind, w.kind: cfg[w.kind],
+                               **{k: cfg[k] for k in ("device", "d_input", "n_classes", "image_shape", "optim")}}),
+    ]
 
 
 def analyses(paper):

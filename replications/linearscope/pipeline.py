@@ -1,7 +1,7 @@
-"""linearscope: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py."""
+"""linearscope: the Python side of its workflow. See shared/pipeline/paper.py."""
 from shared.data.registry import shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 # Per rule: what one job needs. Quick-tier jobs run single-threaded, two at once on two cores.
 RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -38,6 +38,18 @@ def check(cfg):
 
 def data_path(paper):
     return f"data/prepared/{paper.cfg['dataset']}.safetensors"
+
+
+def steps(paper):
+    cfg, data = paper.cfg, {"data": data_path(paper)}
+    return [
+        Step("train", script="train", priority=1, inputs=data,
+             outputs={"checkpoint": paper.out("models/models.safetensors"), "history": paper.out("models/models.json")},
+             params={k: v for k, v in cfg.items() if k != "analysis"}),
+        Step("train_sr", script="train_sr", inputs=data,
+             outputs={"checkpoint": paper.out("models/sr.safetensors"), "history": paper.out("models/sr.json")},
+             params={k: cfg[k] for k in ("device", "dataset", "image", "seed", "sr")}),
+    ]
 
 
 def analyses(paper):

@@ -3,12 +3,14 @@
 `replications/<paper>/pipeline.py` declares the paper's Python side of the workflow as plain data and functions:
 
     NEEDS = ("other_paper",)          # papers whose outputs this one reads (optional)
-    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per rule (optional)
+    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per step (optional)
     def check(cfg): ...               # cross-key checks the schema cannot express; raise ConfigError (optional)
+    def steps(paper): ...             # [Step(...)]: the script steps that make what analyses read (data, train, ...)
     def analyses(paper): ...          # [Analysis(...)]: what each metrics namespace reads, and its figures
     def skipped(paper): ...           # {namespace: reason} for analyses this tier does not run (optional)
 
-`rules.smk` beside it holds only rules; each reaches this object as `P` (see shared/pipeline/rules/paper.smk).
+Steps and analyses run by the shared rules of shared/pipeline/rules/paper.smk. A `rules.smk` beside pipeline.py is
+optional and holds only rules no Step can express; each reaches this object as `P`.
 """
 import ast
 import importlib
@@ -44,6 +46,28 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One script step that is not an analysis (data, train, ...), run as the rule <paper>_<name>: `script` (a module
+    of the paper) reads `inputs` ({argument: path pattern, or a function of the wildcards}) with `params` (the
+    step's slice of the config, or a function of the wildcards giving it: editing another slice reruns nothing)
+    and writes `outputs` ({argument: path pattern}); `{wildcard}`s in the outputs make one job per value."""
+
+    name: str
+    script: object  # a module of the paper, or a function of the wildcards naming one
+    outputs: dict
+    params: object = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)
+    wildcards: dict = field(default_factory=dict)  # {wildcard: regex} the values may take
+    resources: str = ""  # the key of the paper's RESOURCES that sizes this job; default: the step's name
+    priority: int = 0  # train steps say 1: long jobs first, so that the cores stay busy to the end
+    log: str = ""  # the log's name under results/<paper>/<tier>/logs/; default: name_{wildcard}_...
+
+    def log_name(self):
+        found = dict.fromkeys(w for path in self.outputs.values() for w in re.findall(r"{(\w+)", str(path)))
+        return self.log or "_".join([self.name, *(f"{{{w}}}" for w in found)])
+
+
+@dataclass(frozen=True)
 class Resources:
     """What one job needs. `threads` applies at the full tier; quick-tier jobs run single-threaded (small models,
     so `--cores N` runs N of them at once) unless `quick_threads` says otherwise. `gpu` is requested only when the
@@ -58,12 +82,12 @@ class Resources:
 
 
 DEFAULT_RESOURCES = Resources()
-LOCAL_RULES = ("config", "figure", "report")  # cheap bookkeeping: never sent to a cluster
+SHARED_RULES = ("config", "analyze", "figure", "report")  # shared/pipeline/rules/paper.smk: no step takes these names
 
 
 def discover_papers(replications_dir):
-    """Every folder of replications/ holding a rules.smk is a paper."""
-    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "rules.smk").is_file())
+    """Every folder of replications/ holding a pipeline.py is a paper."""
+    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "pipeline.py").is_file())
 
 
 def papers_named_by(argv, papers):
@@ -137,9 +161,17 @@ class Paper:
         with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
+        with self._declaring("steps(paper)"):
+            steps = getattr(self.module, "steps", lambda paper: [])(self)
+        self.steps = {s.name: s for s in steps}
+        if len(self.steps) < len(steps):
+            raise ConfigError(f"{self.name}: two steps share a name ({', '.join(s.name for s in steps)})")
         self._check_analyses()
+        self._check_steps()
         self._check_claim_metrics()
         self.resources_table = getattr(self.module, "RESOURCES", {})
+        rules = self.root / self.dir / "rules.smk"
+        self.rules_file = f"{self.dir}/rules.smk" if rules.is_file() else None  # optional: rules no Step expresses
 
     @contextmanager
     def _declaring(self, what):
@@ -187,6 +219,15 @@ class Paper:
                 raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{module_file(a.script)}, "
                                   f"which does not exist")
 
+    def _check_steps(self):
+        for step in self.steps.values():
+            if not re.fullmatch(NAMESPACE, step.name) or step.name in SHARED_RULES:
+                raise ConfigError(f"{self.name}: step name {step.name!r} must match {NAMESPACE} and differ from the "
+                                  f"shared rules ({', '.join(SHARED_RULES)})")
+            if not callable(step.script) and script_module(self.root / self.dir, step.script, self.name) is None:
+                raise ConfigError(f"{self.name}: step {step.name!r} runs {self.dir}/{module_file(step.script)}, "
+                                  f"which does not exist")
+
     # ---------------------------------------------------------------- paths
     def out(self, relative):
         """A path under results/<paper>/<tier>/."""
@@ -224,6 +265,17 @@ class Paper:
         module = (lambda w: self.module_name(script(w))) if callable(script) else self.module_name(script)
         return {"python": sys.executable, "module": module,
                 "paths": lambda wildcards, input, output: path_args([*input.items(), *output.items()])}
+
+    def step_inputs(self, step):
+        """A Step's inputs, its code first (editing the script or a module it imports reruns the step)."""
+        code = (lambda w: self.code(step.script(w))) if callable(step.script) else self.code(step.script)
+        return {"code": code, **step.inputs}
+
+    def step_params(self, step):
+        """A Step's `p` param: its config slice as JSON, computed per job when it depends on the wildcards."""
+        if callable(step.params):
+            return lambda wildcards: self.params(step.params(wildcards))
+        return self.params(step.params)
 
     # ---------------------------------------------------------------- resources
     def threads(self, kind):
@@ -316,10 +368,10 @@ def step_shell():
 
 
 def path_args(named, skip=("code",)):
-    """Named inputs and outputs as `--name path [path ...]` arguments (the code files excluded)."""
+    """Named inputs and outputs as `--name path [path ...]` arguments (the code files and empty inputs excluded)."""
     parts = []
     for name, value in named:
-        if name in skip:
+        if name in skip or (isinstance(value, (list, tuple)) and not value):
             continue
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(f"--{name} " + " ".join(_quote(v) for v in values))

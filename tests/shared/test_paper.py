@@ -11,6 +11,8 @@ from shared.pipeline.paper import (
     DEFAULT_RESOURCES,
     Paper,
     Resources,
+    Step,
+    discover_papers,
     load_papers,
     local_imports,
     papers_named_by,
@@ -100,11 +102,11 @@ def scratch(tmp_path, *names):
 
 
 def test_papers_have_namespaces_of_their_own(tmp_path):
-    """The same function and rule names in two papers: each paper's rule calls its own function."""
+    """The same function and rule names in two papers' optional rules.smk: each paper's rule calls its own function."""
     repo = scratch(tmp_path, "alpha", "beta")
     for name in ("alpha", "beta"):
-        rules = repo / "replications" / name / "rules.smk"
-        rules.write_text(rules.read_text() + f'''
+        (repo / "replications" / name / "rules.smk").write_text(f'''P = config["paper"]
+
 
 def helper():
     return "{name}"
@@ -152,6 +154,40 @@ def test_a_broken_paper_stops_only_runs_that_include_it(tmp_path, breakage, word
     assert "healthy_train" in planned_rules(proc.stdout)
 
 
+def test_step_log_names_default_to_the_step_and_its_wildcards():
+    outputs = {"checkpoint": "results/p/quick/models/{kind}_h{width}.safetensors", "history": "m/{kind}.json"}
+    assert Step("train", script="train", outputs=outputs).log_name() == "train_{kind}_{width}"
+    named = Step("train", script="train", outputs=outputs, log="train_{kind}_h{width}")
+    assert named.log_name() == "train_{kind}_h{width}"
+    assert Step("data", script="prepare_data", outputs={"out": "d.safetensors"}).log_name() == "data"
+
+
+def test_step_params_are_the_slice_of_one_job(monkeypatch):
+    """A step's `p` is its slice of the config as JSON: a function of the wildcards gives each job its own slice."""
+    monkeypatch.chdir(ROOT)
+    paper = Paper("lsa_one_step_gd", "quick")
+    train = paper.steps["train"]
+    relu, iso = (paper.step_params(train)(type("W", (), {"experiment": e})) for e in ("relu", "iso"))
+    assert '"relu"' in relu and '"iso"' not in relu and '"iso"' in iso
+    assert paper.step_inputs(train)["code"][0].endswith("lsa_one_step_gd/train.py")
+    assert paper.rules_file is None  # no rules.smk: the shared rules run its steps
+
+
+@pytest.mark.parametrize("step, words", [
+    (Step("report", script="train", outputs={}), ["'report'", "shared rules"]),
+    (Step("Train", script="train", outputs={}), ["'Train'", "must match"]),
+    (Step("train", script="no_such_script", outputs={}), ["'train'", "no_such_script.py", "does not exist"]),
+])
+def test_bad_steps_are_refused_naming_the_paper_and_step(monkeypatch, step, words):
+    monkeypatch.chdir(ROOT)
+    paper = Paper("lsa_one_step_gd", "quick")
+    paper.steps = {step.name: step}
+    with pytest.raises(ConfigError) as error:
+        paper._check_steps()
+    for word in ["lsa_one_step_gd", *words]:
+        assert word in str(error.value), word
+
+
 def test_paper_errors_name_the_paper_tier_and_key(monkeypatch):
     monkeypatch.chdir(ROOT)
     with pytest.raises(ConfigError, match=r"bilinear_rnn \(quick tier\).*'d_hidden'"):
@@ -165,7 +201,7 @@ def test_no_shared_file_names_a_paper():
     one included) name no paper and no paper's rule."""
     files = [ROOT / "Snakefile", *(ROOT / "shared" / "pipeline" / "rules").glob("*.smk"), *(ROOT / "profiles").rglob("*.yaml")]
     code = "\n".join(line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#"))
-    for name in (p.name for p in (ROOT / "replications").iterdir() if (p / "rules.smk").is_file()):
+    for name in discover_papers(ROOT / "replications"):
         assert name not in code, name
 
 
