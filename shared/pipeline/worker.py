@@ -1,11 +1,11 @@
 """A warm Python for single-threaded pipeline jobs: a fork server with torch, numpy and matplotlib imported, so that
 a tiny job starts in milliseconds instead of paying 1-3 CPU-s of imports.
 
-shared.pipeline.job hands a `python -m <module> ARGS` job to `start(command, log_file)`; where no server answers, the
-job runs cold (start returns None) and a server is started in the background for the next job. A server serves one
-checkout (its working directory), one interpreter and one environment: the socket's name is their hash, and every
-request is checked against it. It exits after IDLE_S without a request, and refuses (the job then runs cold) and
-exits once a module file it imported has changed on disk.
+shared.pipeline.job hands a `python -m <module> ARGS` job to `start(command, log_file)`, which starts a server where
+none answers, and returns None where the job must run cold (then job.py starts it as before). A server serves one
+checkout (its working directory), one interpreter and one environment: the socket's name is their hash, which the
+server checks against its own before it serves. It exits after IDLE_S without a request, and refuses (the job then
+runs cold) and exits once a module file it imported has changed on disk.
 
 Each job is forked from the server before any torch op has run (no thread pool exists yet), with no module of
 shared/ or replications/ loaded, fresh seeds for numpy's and Python's global generators, the job's own stdin,
@@ -94,16 +94,12 @@ def read_line(conn, buffered=b""):
 
 def start(command, log_file):
     """Run `command` (`python -m module ARGS`) in the warm server with its output in `log_file`: a WarmJob, or None
-    when the job must run cold (not eligible; no server yet, and one is started; the server refused)."""
+    when the job must run cold (not eligible, no server could start, the server refused)."""
     if not eligible(command):
         return None
     path = socket_path()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(str(path))
-    except OSError:
-        conn.close()
-        launch(path)
+    conn = connect(path) or (started(path) and connect(path))
+    if not conn:
         return None
     try:
         socket.send_fds(conn, [b"J"], [stdin_fd(), log_file.fileno()])
@@ -118,18 +114,45 @@ def start(command, log_file):
     return None
 
 
+def connect(path):
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+        return conn
+    except OSError:
+        conn.close()
+        return None
+
+
+def started(path):
+    """Start a server for `path` and wait while it (or another job's, for the same key) imports: True once it
+    listens, False when none is starting any more. The wait costs no CPU; a cold start would import the same."""
+    server = subprocess.Popen([sys.executable, "-m", "shared.pipeline.worker", str(path)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    while not path.exists():
+        time.sleep(0.1)
+        if server.poll() is not None and not locked(path):
+            return False
+    return True
+
+
+def locked(path):
+    """Whether a server holds the lock of `path` (from its start to its exit)."""
+    with open(f"{path}.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
 def stdin_fd():
     try:
         os.fstat(0)
         return 0
     except OSError:
         return os.open(os.devnull, os.O_RDONLY)  # a job started with its stdin closed
-
-
-def launch(path):
-    """Start a server for `path` in the background, in its own session, holding none of this job's files."""
-    subprocess.Popen([sys.executable, "-m", "shared.pipeline.worker", str(path)], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def module_files():
@@ -161,7 +184,7 @@ def preload():
 
 def serve(path):
     path = Path(path)
-    lock = open(f"{path}.lock", "w")
+    lock = open(f"{path}.lock", "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -192,6 +215,7 @@ def serve(path):
                 if len(fds) == 2 and argv and fresh:
                     if os.fork() == 0:
                         listener.close()
+                        lock.close()  # the lock says a server lives; this fork is a job's
                         supervise(conn, argv, fds)
                 else:
                     conn.sendall(b"refused\n")
@@ -202,6 +226,7 @@ def serve(path):
     finally:
         path.unlink(missing_ok=True)
         listener.close()
+        lock.close()  # a new server may start while this one waits for its last jobs
         reap(block=True)
         record_cpu()
 
