@@ -198,25 +198,28 @@ def serve(path):
     listener.bind(str(path))
     listener.listen(16)
     listener.settimeout(1.0)
-    last_request = time.time()
+    running, idle_since = set(), time.time()
     try:
-        while time.time() - last_request < IDLE_S:
-            reap()
+        while time.time() - idle_since < IDLE_S:
+            running -= reap()
+            if running:
+                idle_since = time.time()  # idle means no job running and no request
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
-            last_request = time.time()
+            idle_since = time.time()
             conn.settimeout(None)
             with conn:
                 _, fds, _, _ = socket.recv_fds(conn, 1, 2)
                 argv = json.loads(read_line(conn)[0] or "null")
                 fresh = module_files() == stamps
                 if len(fds) == 2 and argv and fresh:
-                    if os.fork() == 0:
+                    if (pid := os.fork()) == 0:
                         listener.close()
                         lock.close()  # the lock says a server lives; this fork is a job's
                         supervise(conn, argv, fds)
+                    running.add(pid)
                 else:
                     conn.sendall(b"refused\n")
                 for fd in fds:
@@ -232,21 +235,24 @@ def serve(path):
 
 
 def reap(block=False):
-    """Wait for ended supervisors (all of them with `block`): their CPU, and their jobs', becomes this process's."""
+    """The pids of ended supervisors (with `block`: of all, once ended); their CPU, and their jobs', becomes this
+    process's."""
+    ended = set()
     try:
-        while os.waitpid(-1, 0 if block else os.WNOHANG)[0]:
-            pass
+        while pid := os.waitpid(-1, 0 if block else os.WNOHANG)[0]:
+            ended.add(pid)
     except ChildProcessError:
         pass
+    return ended
 
 
 def record_cpu():
-    """Append this server's CPU seconds, its jobs' included, to $REPLICATE_WORKER_CPU_LOG: the jobs are not children
-    of whoever measures a run (the platform benchmark), so it adds these lines."""
+    """Append "<own CPU seconds> <its jobs' CPU seconds>" to $REPLICATE_WORKER_CPU_LOG: the jobs are not children of
+    whoever measures a run (the platform benchmark), so it adds these lines."""
     if log := os.environ.get("REPLICATE_WORKER_CPU_LOG"):
         t = os.times()
         with open(log, "a") as f:
-            f.write(f"{t.user + t.system + t.children_user + t.children_system:.2f}\n")
+            f.write(f"{t.user + t.system:.2f} {t.children_user + t.children_system:.2f}\n")
 
 
 def supervise(conn, argv, fds):
