@@ -43,8 +43,12 @@ def key():
 
 
 def socket_path():
+    """The server's socket, in a folder only this user can enter; None where the folder is not such a one."""
     folder = Path(tempfile.gettempdir()) / f"replicate-worker-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.lstat()
+    if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
     return folder / f"{key()}.sock"
 
 
@@ -98,7 +102,7 @@ def start(command, log_file):
     if not eligible(command):
         return None
     path = socket_path()
-    conn = connect(path) or (started(path) and connect(path))
+    conn = path and (connect(path) or (started(path) and connect(path)))
     if not conn:
         return None
     try:
