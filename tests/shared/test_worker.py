@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from shared.pipeline import worker
 from shared.pipeline.scratch import ROOT, load_scaled
 
@@ -30,6 +32,7 @@ def run_job(cwd, name, **env):
     return proc.returncode, lines[:-1], lines[-1], json.loads((cwd / f"{name}.log.cost.json").read_text())
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/cmdline"), reason="tells warm from cold by /proc")
 def test_a_warm_job_writes_and_exits_as_a_cold_one(tmp_path):
     (tmp_path / "probe_job.py").write_text(PROBE)
     status, cold, how, _ = run_job(tmp_path, "cold", REPLICATE_WORKER="0")
