@@ -128,7 +128,7 @@ def edit_plan(paper):
         model = folder / "model.py"
         if not model.is_file():  # its layer is in shared/nn/: the first paper-local module its train script imports
             model = Path(local_imports(folder, "train", name)[1])
-        files = {"plot": sorted(folder.glob("plot_*.py"))[0], "model": model,
+        files = {"plot": sorted(folder.rglob("plot_*.py"))[0], "model": model,
                  "caption": sorted((folder / "captions").glob("*.rst"))[0]}
         path, value = _first_number(tiny_config(name, repo)[name]["quick"])
         override = value + 1
