@@ -6,6 +6,7 @@ Theory part (theory/, sections 2-3): the identities, checked on the image part's
 kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features. Scripts are named as
 modules of this package ("image.train"). See shared/pipeline/paper.py for what the workflow reads from here.
 """
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.grid import expand_runs
 from shared.pipeline.paper import Analysis, Resources
@@ -46,10 +47,8 @@ IMAGE_ANALYSES = {
 }
 
 
-# What the registry's image datasets hold (shared/data/registry.py): every one is 28 x 28 greyscale with 10 classes.
-IMAGE_PIXELS, IMAGE_CLASSES = 784, 10
-TRAIN_SIZE = {"mnist": 60000, "fashion_mnist": 60000, "mnist_5k": 4000}
-# training images per digit: MNIST's published counts, Fashion-MNIST's 6,000 per class, MNIST-5k's 400
+# training images per digit (the registry holds the totals): MNIST's published counts, Fashion-MNIST's 6,000 per
+# class, MNIST-5k's 400
 TRAIN_PER_CLASS = {"mnist": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
                    "fashion_mnist": (6000,) * 10, "mnist_5k": (400,) * 10}
 TRUNCATION_READ = (5, 10)  # analyze_truncation's metrics read the accuracy at these k
@@ -62,11 +61,9 @@ def check(cfg):
 
 
 def check_images(cfg):
-    for key in ("d_input", "n_classes"):
-        wanted = IMAGE_PIXELS if key == "d_input" else IMAGE_CLASSES
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match the image datasets (allowed: {wanted}; every "
-                              f"dataset is 28 x 28 greyscale with 10 classes)")
+    for dataset in cfg["datasets"]:  # the registry's image shape and classes
+        if problem := shape_mismatch(dataset, {"d_input": cfg["d_input"], "n_classes": cfg["n_classes"]}):
+            raise ConfigError(problem)
     adversarial = cfg["analysis"]["adversarial"]
     for j in adversarial["eigvecs"]:
         if j >= adversarial["keys_per_class"]:  # masks are built from the top keys_per_class eigenvectors
@@ -78,7 +75,7 @@ def check_images(cfg):
             runs = expand_runs(spec, cfg["defaults"])
         except ValueError as error:  # two variants or grid points with one name
             raise ConfigError(f"'{key}': {error} (allowed: distinct variant names and grid values)") from None
-        train = TRAIN_SIZE[spec["dataset"]]
+        train = image_facts(spec["dataset"])["n_train"]
         if spec["batch_size"] > train:  # batches drop the last partial one: no batch at all would be trained
             raise ConfigError(f"'{key}.batch_size': {spec['batch_size']} exceeds the {train} training images of "
                               f"{spec['dataset']!r} (allowed: 1 .. {train})")

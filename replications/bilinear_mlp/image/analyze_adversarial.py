@@ -12,11 +12,12 @@ averaged over the 10 digits x the chosen eigenvectors.
 import numpy as np
 import torch
 
+from shared.data.images import load_images
 from shared.io.runtime import generator
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..common import load_images, load_models
+from ..model import build
 from .analyze_noise import rare_pixel_mask
 
 
@@ -77,8 +78,8 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint)
-    data = load_images(args.data)
+    models, _, meta = load_models(args.checkpoint, build)
+    data = load_images(args.data, layout="hwc_flat")
     cfg = args.params["adversarial"]
     x, y = data["x_train"], data["y_train"]
     rare = rare_pixel_mask(x, args.params["rare_pixel_threshold"]).double()

@@ -8,16 +8,16 @@ An axis's effect on a metric is its range along that axis, averaged over the oth
 import numpy as np
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import spearman
 
-from ..common import load_models
+from ..model import build
 
 
 def main():
     run = start_run("checkpoint", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint, build)
     wds = sorted({s["weight_decay"] for s in specs.values()})
     sigmas = sorted({s["noise_std"] for s in specs.values()})
     shape = (len(wds), len(sigmas))

@@ -8,15 +8,15 @@ App D figure colours a contribution (0.3). A uniformly random unit vector in R^1
 """
 
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..common import load_models
+from ..model import build
 
 
 def main():
     run = start_run("checkpoint", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint)
+    models, _, meta = load_models(args.checkpoint, build)
     model = models["bilinear"]
     q = model.interaction_matrices()
     u, s, qk = analysis.hosvd(q)

@@ -5,12 +5,13 @@ whose mean training value is below `rare_pixel_threshold` (the outer edge); mean
 """
 import numpy as np
 
+from shared.data.images import load_images
 from shared.io.files import read_json
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import spearman
 
-from ..common import load_images, load_models
+from ..model import build
 
 
 def rare_pixel_mask(x_train, threshold):
@@ -26,8 +27,8 @@ def rare_pixel_mass(top_vecs, rare):
 def main():
     run = start_run("checkpoint", "history", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint)
-    data = load_images(args.data)
+    models, specs, meta = load_models(args.checkpoint, build)
+    data = load_images(args.data, layout="hwc_flat")
     rare = rare_pixel_mask(data["x_train"], args.params["rare_pixel_threshold"])
     history = read_json(args.history)["history"]
     rows = sorted(specs.values(), key=lambda s: s["noise_std"])

@@ -12,10 +12,11 @@ drawn; v[d] weighs the constant. Fixed before the run:
 """
 import torch
 
+from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..common import load_images, load_models
+from ..model import build
 from .target_task import relabel
 
 SHOWN = 3  # eigenvectors drawn from each end of the spectrum
@@ -63,9 +64,9 @@ def spectrum_metrics(vals, vecs, pixels, augmented, target):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint)
+    models, specs, meta = load_models(args.checkpoint, build)
     task = specs["bias"]["task"]
-    data = relabel(load_images(args.data), task)
+    data = relabel(load_images(args.data, layout="hwc_flat"), task)
     target = data["target"].double()
     y_train, y_test = data["y_train"], data["y_test"]
     acc = {name: meta["final"][name]["test_acc"] for name in models}

@@ -7,10 +7,11 @@ Proxies for 'the top positive eigenvector is specific to its class' (I1), fixed 
 """
 import torch
 
+from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..common import load_images, load_models
+from ..model import build
 
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 
@@ -18,8 +19,8 @@ SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eig
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint)
-    data = load_images(args.data)
+    models, _, meta = load_models(args.checkpoint, build)
+    data = load_images(args.data, layout="hwc_flat")
     model = models["bilinear"]
     vals, vecs = model.eigen(order="magnitude")  # (10, d), (10, d, 784)
     energy = vals.pow(2)

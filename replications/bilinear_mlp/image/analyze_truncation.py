@@ -8,10 +8,11 @@ reported) mixes in how accurate the full models of each width are.
 import numpy as np
 import torch
 
+from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..common import load_images, load_models
+from ..model import build
 
 
 @torch.no_grad()
@@ -28,8 +29,8 @@ def truncated_accuracy(model, x, y, ks):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint)
-    data = load_images(args.data)
+    models, specs, meta = load_models(args.checkpoint, build)
+    data = load_images(args.data, layout="hwc_flat")
     x, y = data["x_test"].double(), data["y_test"]
     ks = args.params["truncation_k"]
     sizes = sorted({s["d_hidden"] for s in specs.values()})

@@ -27,7 +27,8 @@ def similarity_labels(x, target, threshold):
 
 
 def relabel(data, task):
-    """Images from common.load_images with the task's 0/1 labels; the digits, the target and its index are kept."""
+    """Images from shared.data.images.load_images (layout "hwc_flat") with the task's 0/1 labels; the digits, the
+    target and its index are kept."""
     index = target_index(data["y_train"], task["target_digit"], task["target_rank"])
     target = data["x_train"][index]
     return {

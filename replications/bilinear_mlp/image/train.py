@@ -1,11 +1,11 @@
 """Train every run of one experiment in a single batched run; write one safetensors checkpoint and its history."""
+from shared.data.images import load_images
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.grid import expand_runs
 from shared.pipeline.run import start_run
 from shared.train.supervised import EpochSchedule, Run, train
 
-from ..common import load_images
 from ..model import build
 from .target_task import relabel
 
@@ -14,7 +14,7 @@ def main():
     run = start_run("data", "checkpoint", "history")
     p = run.params  # {"experiment": name, "spec": experiment config, "defaults":..., "lr":..., "device":...}
     task = p["spec"].get("task")  # section 4.3: two classes by similarity to a target image
-    data = load_images(run.args.data)
+    data = load_images(run.args.data, layout="hwc_flat")
     if task:
         data = relabel(data, task)
     data_std = data["x_train"].std().item()

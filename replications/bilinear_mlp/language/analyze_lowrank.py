@@ -11,6 +11,7 @@ import torch
 
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
+from shared.stats import rel_err
 
 from .common import eval_activations, load_analysed
 from .features import active_tokens, feature_interactions, studied_latents
@@ -44,12 +45,12 @@ def main():
     for i, (f, q) in enumerate(feature_interactions(lm, layer, sae_out, studied)):
         if i < a["identity_latents"]:
             via_basis = ((z1 @ analysis.in_basis(q, lifted)) * z1).sum(-1)
-            identity_err = max(identity_err, ((via_basis - exact_out[:, f]).norm() / exact_out[:, f].norm()).item())
+            identity_err = max(identity_err, rel_err(via_basis, exact_out[:, f], norm="l2"))
         on = active[:, f]
         vals, vecs = analysis.eigendecompose(q)
         const = (sae_out.encoder.double()[f] @ sae_out.b_dec.double()).item()
         full = analysis.eigen_contributions(vals, vecs, x[on]).sum(-1) - const
-        offset_err = max(offset_err, ((full - pre[on, f]).norm() / pre[on, f].norm()).item())
+        offset_err = max(offset_err, rel_err(full, pre[on, f], norm="l2"))
         corrs.append(analysis.low_rank_correlations(vals, vecs, x[on], pre[on, f], ks))
     corrs = np.array(corrs)  # (features, ks)
     at = {k: corrs[:, i] for i, k in enumerate(ks)}

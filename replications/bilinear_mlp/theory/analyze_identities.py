@@ -1,24 +1,23 @@
 """The bilinear-note identities (Sharkey 2023; Pearce et al. 2025 sections 2-3), checked in float64 on trained weights.
 
-Each metric is a relative error max|a - b| / max|b| over a batch of test inputs (or a boolean).
+Each metric is a relative error over a batch of test inputs (shared.stats.rel_err: max|a - b| / max|b|, or the
+Euclidean norms where norm="l2"), or a boolean.
 """
 import torch
 
+from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 
-from ..common import load_images, load_models
-
-
-def rel_err(a, b):
-    return ((a - b).abs().max() / b.abs().max()).item()
+from ..model import build
 
 
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint)
-    x = load_images(args.data)["x_test"][:512].double()
+    models, _, meta = load_models(args.checkpoint, build)
+    x = load_images(args.data, layout="hwc_flat")["x_test"][:512].double()
     model = models["bilinear"].double()
     left, right, out = model.mixer.left, model.mixer.right, model.head.weight
     z = model.embed(x)
@@ -54,8 +53,8 @@ def main():
         "antisymmetric_rel_norm": (antisym.norm() / b.norm()).item(),
         "eigen_sum_rel_err": rel_err(eigen_sum, logits),
         "truncation_error_monotone": monotone,
-        "hosvd_rel_err": ((recon - q).norm() / q.norm()).item(),
-        "hosvd_symmetry_err": ((qk - qk.transpose(-1, -2)).norm() / qk.norm()).item(),
+        "hosvd_rel_err": rel_err(recon, q, norm="l2"),
+        "hosvd_symmetry_err": rel_err(qk.transpose(-1, -2), qk, norm="l2"),
         "bias_augmentation_rel_err": rel_err(bias_form, biased(x)),
     }
     write_metrics(args.metrics, metrics, meta, info={"dtype": "float64", "inputs": len(x)},
