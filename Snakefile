@@ -1,4 +1,4 @@
-# Top-level workflow. Every folder of replications/ with a rules.smk is a paper and joins the DAG:
+# Top-level workflow. Every folder of replications/ with a pipeline.py is a paper and joins the DAG:
 #   snakemake --cores 2                 quick tier of every paper, then reports/index.md
 #   snakemake --cores 2 bilinear_mlp    one paper by name (only it, and the papers it needs, are parsed)
 #   snakemake --profile profiles/full   paper-scale settings (GPU recommended)
@@ -7,8 +7,12 @@
 # are invisible to every other paper, and it reaches its validated config as `P` (shared/pipeline/paper.py).
 import sys
 
+from snakemake.utils import min_version
+
 from shared.pipeline.config import ConfigError, check_workflow_config, validate_tier
-from shared.pipeline.paper import LOCAL_RULES, discover_papers, load_papers, papers_named_by
+from shared.pipeline.paper import discover_papers, load_papers, papers_named_by
+
+min_version("9.11.6")  # modules declared in a loop (below); named rules in a module keep its prefix from 9.11.6
 
 ALL_PAPERS = discover_papers(Path(workflow.basedir) / "replications")
 try:  # bad input stops the run here, before any job, with one message that names the paper, file and key
@@ -35,14 +39,31 @@ include: "shared/pipeline/rules/data.smk"
 include: "shared/pipeline/rules/common.smk"
 
 
-# Snakemake's `module` / `use rule * from <paper> as <paper>_*`, written as the calls they compile to, because the
-# set of papers is discovered rather than listed (see `snakemake --print-compilation`).
+# One module per paper, declared in the loop by Snakemake's public syntax ("dynamic modules", Snakemake 9): the
+# module's name and the `as` alias must be variables. Traps: a `localrules:` statement inside a module is not renamed
+# by the prefix (the shared rules say `localrule: True` instead), and a top-level `localrules:` takes only literals.
 for name, P in PAPERS.items():
-    workflow.module(f"{name}_shared", snakefile="shared/pipeline/rules/paper.smk", config={"paper": P})
-    workflow.userule(rules=["*"], from_module=f"{name}_shared", name_modifier=f"{name}_*")(lambda: None)
-    workflow.module(name, snakefile=f"replications/{name}/rules.smk", config={"paper": P})
-    workflow.userule(rules=["*"], from_module=name, name_modifier=f"{name}_*")(lambda: None)
-    workflow.localrules(*(f"{name}_{rule}" for rule in LOCAL_RULES))
+    shared_name, prefix = f"{name}_shared", f"{name}_"
+
+    module:
+        name: shared_name
+        snakefile:
+            "shared/pipeline/rules/paper.smk"
+        config:
+            {"paper": P}
+
+    use rule * from shared_name as prefix*
+
+    if P.rules_file:  # rules.smk is optional: only a paper's unusual rules live there
+
+        module:
+            name: name
+            snakefile:
+                P.rules_file
+            config:
+                {"paper": P}
+
+        use rule * from name as prefix*
 
     rule:
         name:

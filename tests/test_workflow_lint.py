@@ -33,3 +33,10 @@ def test_python_has_no_undefined_or_unused_names():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F", "--quiet", *paths], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_snakefile_uses_no_snakemake_internals():
+    """Modules are declared by Snakemake's public syntax; `workflow.<method>(...)` is its internal API, which moves
+    between releases (reading the documented attribute `workflow.basedir` is fine)."""
+    code = "\n".join(line.split("#", 1)[0] for line in (ROOT / "Snakefile").read_text().splitlines())
+    assert not re.findall(r"\bworkflow\.\w+\s*\(", code)

@@ -18,14 +18,10 @@ import torch.nn.functional as F
 
 from shared.nn.bcos import explanation_mode, logit_bias
 from shared.nn.dynamic_linear import dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
-from shared.stats import spearman
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err, spearman
 
-from .common import accuracy, load_data, load_models
-
-
-def rel_err(a, b):
-    return ((a - b).abs().max() / b.abs().max()).item()
+from .common import accuracy, load_data
 
 
 def linear_map(model, x, chunk=32):

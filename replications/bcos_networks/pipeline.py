@@ -1,19 +1,19 @@
-"""bcos_networks: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""bcos_networks: the Python side of its workflow. See shared/pipeline/paper.py.
 
 data (quick: scikit-learn digits via prepare_data.py; full: the registry's cifar10) -> train (one job per arm and
 seed: a B-cos network per B, and the ReLU baseline) -> analyze (accuracy, exactness, alignment, localisation, toy)
 -> figures -> report. ImageNet is not run at either tier; CIFAR-10 only at the full tier.
 """
+from shared.data.registry import image_facts
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=240),
     "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=60),
 }
 
-# channels, image side, classes, training images of each dataset
-DATASETS = {"digits": (1, 8, 10, 1347), "cifar10": (3, 32, 10, 50000)}
+DIGITS = {"n_classes": 10, "n_train": 1347}  # prepare_data.py's split of scikit-learn's digits (test_fraction 0.25)
 IMAGENET_REASON = ("ImageNet (VGG-11, ResNet-34, DenseNet-121, Inception-v3 at B = 2, 100 epochs at batch 256) is not "
                    "run at either tier: registration-only data and far beyond one GPU session")
 CIFAR_REASON = "CIFAR-10 is the full tier (the paper's 9-layer network, 100 epochs on one GPU); quick trains on 8x8 digits"
@@ -31,7 +31,8 @@ def arms(cfg):
 
 
 def check(cfg):
-    _, _, classes, train = DATASETS[cfg["dataset"]]
+    data = DIGITS if cfg["dataset"] == "digits" else image_facts(cfg["dataset"])
+    classes, train = data["n_classes"], data["n_train"]
     m = cfg["model"]
     if cfg["n_classes"] != classes:
         raise ConfigError(f"'n_classes': {cfg['n_classes']} does not match dataset {cfg['dataset']!r} (allowed: {classes})")
@@ -78,6 +79,22 @@ def train_params(cfg, arm, seed):
     keys = ("device", "n_classes", "model", "lr", "relu_lr", "lr_min", "calibration_images", "epochs", "batch_size",
             "augment")
     return {"arm": arm, "arch": "relu" if b is None else "bcos", "b": b, "seed": seed, **{k: cfg[k] for k in keys}}
+
+
+def steps(paper):
+    cfg = paper.cfg
+    data = []
+    if cfg["dataset"] == "digits":  # the full tier's CIFAR-10 comes from the shared prepare_dataset rule
+        data = [Step("data", script="prepare_data", outputs={"out": data_path(paper)},
+                     params={"dataset": "digits", "test_fraction": cfg["test_fraction"]})]
+    return [
+        *data,
+        Step("train", script="train", priority=1, wildcards={"arm": "relu|B[0-9p]+", "seed": r"\d+"},
+             inputs={"data": data_path(paper)}, log="train_{arm}_s{seed}",
+             outputs={"checkpoint": checkpoint_path(paper, "{arm}", "{seed}"),
+                      "history": history_path(paper, "{arm}", "{seed}")},
+             params=lambda w: train_params(cfg, w.arm, int(w.seed))),
+    ]
 
 
 def analyses(paper):

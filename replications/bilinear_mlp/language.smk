@@ -17,7 +17,7 @@ from replications.bilinear_mlp.pipeline import (
 # one transformer per MLP kind (bilinear, ReGLU, SwiGLU), all from the same initial draw
 rule train_lm:
     input:
-        code=P.code("train_lm"),
+        code=P.code("language.train_lm"),
         data=lm_data(P.cfg),
     output:
         checkpoint=lm_checkpoint(P, "{mlp}"),
@@ -31,7 +31,7 @@ rule train_lm:
     resources:
         **P.resources("train_lm"),
     params:
-        **P.step("train_lm"),
+        **P.step("language.train_lm"),
         p=lambda w: P.params(
             {
                 "mlp": w.mlp,
@@ -47,7 +47,7 @@ rule train_lm:
 # one TopK SAE per site (MLP input or output of the analysed layer) and step multiplier of the App H sweep
 rule train_sae:
     input:
-        code=P.code("train_sae"),
+        code=P.code("language.train_sae"),
         lm=lm_checkpoint(P),
         data=lm_data(P.cfg),
     output:
@@ -62,7 +62,7 @@ rule train_sae:
     resources:
         **P.resources("train_sae"),
     params:
-        **P.step("train_sae"),
+        **P.step("language.train_sae"),
         p=lambda w: P.params(
             {
                 "sae": P.cfg["language"]["sae"],
@@ -78,7 +78,7 @@ rule train_sae:
 # transformer training speed with each MLP (never part of the default run; `snakemake benchmarks` collects it)
 rule benchmark_lm:
     input:
-        code=P.code("benchmark_lm"),
+        code=P.code("language.benchmark_lm"),
         data=lm_data(P.cfg),
     output:
         out="results/benchmarks/bilinear_mlp_lm.json",
@@ -88,7 +88,7 @@ rule benchmark_lm:
     resources:
         **P.resources("benchmark_lm"),
     params:
-        **P.step("benchmark_lm"),
+        **P.step("language.benchmark_lm"),
         p=P.params(language_params(P.cfg)),
     shell:
         step_shell()

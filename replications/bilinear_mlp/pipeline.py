@@ -1,10 +1,12 @@
 """bilinear_mlp: the Python side of its workflow (rules.smk and language.smk hold only rules).
 
-Image part (sections 2-4): one batched training job per experiment, one analysis per metrics namespace, and the
-toy Boolean task (trained inside its own analysis job). Language part (section 5, Apps H, I): a small transformer
-per MLP kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features.
-See shared/pipeline/paper.py for what the workflow reads from here.
+Image part (image/, section 4): one batched training job per experiment, one analysis per metrics namespace.
+Theory part (theory/, sections 2-3): the identities, checked on the image part's weights, and the toy Boolean task
+(trained inside its own analysis job). Language part (language/, section 5, Apps H, I): a small transformer per MLP
+kind, TopK SAEs on one layer's MLP input and output, and the analyses of its output features. Scripts are named as
+modules of this package ("image.train"). See shared/pipeline/paper.py for what the workflow reads from here.
 """
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.grid import expand_runs
 from shared.pipeline.paper import Analysis, Resources
@@ -25,27 +27,28 @@ BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.js
 LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
 SAE_SITES = ("mlp_in", "mlp_out")
 
-# metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it)
+# metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it); the theory part's
+# identities read the image part's weights
 IMAGE_ANALYSES = {
-    "identities": ("analyze_identities", "base", ("checkpoint", "data"), ()),  # or on base_fashion, see below
-    "accuracy": ("analyze_accuracy", "base", ("history",), ("accuracy",)),
-    "spectra": ("analyze_spectra", "base", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
-    "accuracy_fashion": ("analyze_accuracy", "base_fashion", ("history",), ("accuracy",)),
-    "spectra_fashion": ("analyze_spectra", "base_fashion", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
-    "noise": ("analyze_noise", "noise", ("checkpoint", "history", "data"), ("noise",)),
-    "grid": ("analyze_grid", "grid", ("checkpoint",), ("grid",)),
-    "truncation": ("analyze_truncation", "size", ("checkpoint", "data"), ("truncation",)),
-    "similarity": ("analyze_similarity", "size", ("checkpoint",), ("similarity",)),
-    "adversarial": ("analyze_adversarial", "adversarial", ("checkpoint", "data"), ("adversarial",)),
-    "hosvd": ("analyze_hosvd", "base", ("checkpoint",), ("hosvd",)),
-    "similarity_task": ("analyze_similarity_task", "similarity_task", ("checkpoint", "data"), ("target",)),  # 4.3
+    "identities": ("theory.analyze_identities", "base", ("checkpoint", "data"), ()),  # or on base_fashion, see below
+    "accuracy": ("image.analyze_accuracy", "base", ("history",), ("accuracy",)),
+    "spectra": ("image.analyze_spectra", "base", ("checkpoint", "data"), ("eigenvectors", "spectrum")),
+    "accuracy_fashion": ("image.analyze_accuracy", "base_fashion", ("history",), ("accuracy",)),
+    "spectra_fashion": ("image.analyze_spectra", "base_fashion", ("checkpoint", "data"),
+                        ("eigenvectors", "spectrum")),
+    "noise": ("image.analyze_noise", "noise", ("checkpoint", "history", "data"), ("noise",)),
+    "grid": ("image.analyze_grid", "grid", ("checkpoint",), ("grid",)),
+    "truncation": ("image.analyze_truncation", "size", ("checkpoint", "data"), ("truncation",)),
+    "similarity": ("image.analyze_similarity", "size", ("checkpoint",), ("similarity",)),
+    "adversarial": ("image.analyze_adversarial", "adversarial", ("checkpoint", "data"), ("adversarial",)),
+    "hosvd": ("image.analyze_hosvd", "base", ("checkpoint",), ("hosvd",)),
+    "similarity_task": ("image.analyze_similarity_task", "similarity_task", ("checkpoint", "data"),  # section 4.3
+                        ("target",)),
 }
 
 
-# What the registry's image datasets hold (shared/data/registry.py): every one is 28 x 28 greyscale with 10 classes.
-IMAGE_PIXELS, IMAGE_CLASSES = 784, 10
-TRAIN_SIZE = {"mnist": 60000, "fashion_mnist": 60000, "mnist_5k": 4000}
-# training images per digit: MNIST's published counts, Fashion-MNIST's 6,000 per class, MNIST-5k's 400
+# training images per digit (the registry holds the totals): MNIST's published counts, Fashion-MNIST's 6,000 per
+# class, MNIST-5k's 400
 TRAIN_PER_CLASS = {"mnist": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
                    "fashion_mnist": (6000,) * 10, "mnist_5k": (400,) * 10}
 TRUNCATION_READ = (5, 10)  # analyze_truncation's metrics read the accuracy at these k
@@ -58,11 +61,9 @@ def check(cfg):
 
 
 def check_images(cfg):
-    for key in ("d_input", "n_classes"):
-        wanted = IMAGE_PIXELS if key == "d_input" else IMAGE_CLASSES
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match the image datasets (allowed: {wanted}; every "
-                              f"dataset is 28 x 28 greyscale with 10 classes)")
+    for dataset in cfg["datasets"]:  # the registry's image shape and classes
+        if problem := shape_mismatch(dataset, {"d_input": cfg["d_input"], "n_classes": cfg["n_classes"]}):
+            raise ConfigError(problem)
     adversarial = cfg["analysis"]["adversarial"]
     for j in adversarial["eigvecs"]:
         if j >= adversarial["keys_per_class"]:  # masks are built from the top keys_per_class eigenvectors
@@ -74,7 +75,7 @@ def check_images(cfg):
             runs = expand_runs(spec, cfg["defaults"])
         except ValueError as error:  # two variants or grid points with one name
             raise ConfigError(f"'{key}': {error} (allowed: distinct variant names and grid values)") from None
-        train = TRAIN_SIZE[spec["dataset"]]
+        train = image_facts(spec["dataset"])["n_train"]
         if spec["batch_size"] > train:  # batches drop the last partial one: no batch at all would be trained
             raise ConfigError(f"'{key}.batch_size': {spec['batch_size']} exceeds the {train} training images of "
                               f"{spec['dataset']!r} (allowed: 1 .. {train})")
@@ -145,7 +146,7 @@ def image_analyses(cfg):
     table = dict(IMAGE_ANALYSES)
     run = experiments(cfg)
     if "base" not in run and "base_fashion" in run:  # the identities hold for any trained weights
-        table["identities"] = ("analyze_identities", "base_fashion", ("checkpoint", "data"), ())
+        table["identities"] = ("theory.analyze_identities", "base_fashion", ("checkpoint", "data"), ())
     return table
 
 
@@ -194,7 +195,7 @@ def analyses(paper):
                             figures=figures))
     # the toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and
     # analyses them in one job of seconds
-    out.append(Analysis("boolean", script="toy_boolean", params=cfg["boolean"], figures=("gates",)))
+    out.append(Analysis("boolean", script="theory.toy_boolean", params=cfg["boolean"], figures=("gates",)))
 
     main = sae_sweep(cfg)[-1]  # the longest SAEs are the ones the circuit analyses read
     data = lm_data(cfg)
@@ -202,11 +203,11 @@ def analyses(paper):
                "sae_out": sae_checkpoint(paper, "mlp_out", main), "data": data}
     lm = dict(params=language_params(cfg), resources="analyze_language")
     out += [
-        Analysis("lm_loss", script="analyze_lm_loss", figures=("lmloss",), **lm,
+        Analysis("lm_loss", script="language.analyze_lm_loss", figures=("lmloss",), **lm,
                  reads={"histories": [lm_history(paper, m) for m in LM_MLPS], "data": data}),
-        Analysis("lowrank", script="analyze_lowrank", reads=circuit, figures=("lowrank",), **lm),
-        Analysis("negation", script="analyze_negation", reads=circuit, figures=("negation",), **lm),
-        Analysis("sae_length", script="analyze_sae_length", figures=("saelength",), **lm,
+        Analysis("lowrank", script="language.analyze_lowrank", reads=circuit, figures=("lowrank",), **lm),
+        Analysis("negation", script="language.analyze_negation", reads=circuit, figures=("negation",), **lm),
+        Analysis("sae_length", script="language.analyze_sae_length", figures=("saelength",), **lm,
                  reads={"lm": lm_checkpoint(paper), "data": data,
                         "saes": [sae_checkpoint(paper, "mlp_out", m) for m in sae_sweep(cfg)]}),
     ]

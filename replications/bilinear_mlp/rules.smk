@@ -1,6 +1,7 @@
 # Bilinear MLPs (Pearce et al., ICLR 2025) and the bilinear-layer note (Sharkey, 2023).
 # Stages: data -> train (one batched run per experiment) -> analyze -> figures -> report. The data, analyze, figure
-# and report rules are shared (shared/pipeline/rules/); the analyses are declared in pipeline.py.
+# and report rules are shared (shared/pipeline/rules/); the analyses are declared in pipeline.py. The scripts live in
+# the paper's parts (image/, theory/, language/) and are named as modules: "image.train".
 # This file is a Snakemake module of its own: its rules are named bilinear_mlp_<rule>, its globals are its own.
 from shared.pipeline.paper import step_shell
 
@@ -12,7 +13,7 @@ P = config["paper"]
 # every run of one experiment in one batched call of shared.train.supervised.train
 rule train:
     input:
-        code=P.code("train"),
+        code=P.code("image.train"),
         data=lambda w: image_data(P.cfg, w.experiment),
     output:
         checkpoint=checkpoint_path(P, "{experiment}"),
@@ -26,7 +27,7 @@ rule train:
     resources:
         **P.resources("train"),
     params:
-        **P.step("train"),
+        **P.step("image.train"),
         p=lambda w: P.params(
             {
                 "experiment": w.experiment,
@@ -45,7 +46,7 @@ rule train:
 # training speed of the image model (never part of the default run; `snakemake benchmarks` collects it)
 rule benchmark:
     input:
-        code=P.code("benchmark"),
+        code=P.code("image.benchmark"),
     output:
         out="results/benchmarks/bilinear_mlp.json",
     log:
@@ -54,7 +55,7 @@ rule benchmark:
     resources:
         **P.resources("benchmark"),
     params:
-        **P.step("benchmark"),
+        **P.step("image.benchmark"),
         p=P.params({"device": P.cfg["device"]}),
     shell:
         step_shell()

@@ -13,9 +13,9 @@ eigenvector of A_1 (frequency k) is carried to every token, and token v must rot
 import numpy as np
 import torch
 
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_models, read_test_sets
+from .common import read_test_sets
 
 
 def visited_basis(model, tokens, positions, tol):

@@ -5,9 +5,6 @@ import torch
 from safetensors.torch import load_file, safe_open
 
 from shared.data.sequence_tasks import Task
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 
 def run_specs(experiment, cfg):
@@ -43,11 +40,6 @@ def read_test_sets(path):
 def with_task_shape(spec, task):
     """The run spec completed with its task's vocabulary and number of states (what model.build needs)."""
     return {**spec, "vocab": task.vocab, "n_states": task.n_states}
-
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)
 
 
 def majority_rate(states):

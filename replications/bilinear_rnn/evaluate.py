@@ -15,10 +15,10 @@ import torch.nn.functional as F
 
 from shared.data.sequence_tasks import sample
 from shared.io.files import write_json
-from shared.pipeline.run import start_run
+from shared.pipeline.run import load_models, start_run
 from shared.train.sequences import accuracy_by_position
 
-from .common import load_models, majority_rate, normalize, read_tasks, read_test_sets
+from .common import majority_rate, normalize, read_tasks, read_test_sets
 
 VALIDATION_SEQUENCES = 512
 

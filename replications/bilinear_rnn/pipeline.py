@@ -1,23 +1,23 @@
-"""bilinear_rnn: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""bilinear_rnn: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per experiment (every task x seed x learning rate of it, stacked where the shapes allow), one
 evaluation job per experiment across test lengths, then three analyses: the accuracy table over all experiments,
 the eigenvalues of one trained model's transitions, and Proposition 3 on frozen random transitions (no training).
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 # What model.py builds, restated so that parsing imports no torch: the baselines (no bilinear transitions) and the
 # transformer's head count (model.TransformerTracker's default, which build() keeps).
 BASELINES = ("lstm", "transformer", "mamba")
 TRANSFORMER_HEADS = 4
 
-# Per rule of rules.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+# Per step and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=720),
     "benchmark": Resources(gpu=True, runtime=30),  # one thread, as the quick tier trains
 }
-BENCHMARKS = ("bilinear_rnn",)  # results/benchmarks/bilinear_rnn.json: rule benchmark
+BENCHMARKS = ("bilinear_rnn",)  # results/benchmarks/bilinear_rnn.json: step benchmark
 
 
 def check(cfg):
@@ -78,6 +78,29 @@ def checkpoint_path(paper, experiment):
 
 def eval_path(paper, experiment):
     return paper.out(f"eval/{experiment}.json")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    experiment = {"experiment": "|".join(experiments(cfg))}
+    return [
+        Step("data", script="prepare_data", outputs={"out": tasks_path(paper)},
+             params={"tasks": sorted({t for e in cfg["experiments"].values() for t in e["tasks"]}),
+                     "fsm_seed": cfg["fsm_seed"], "test": cfg["test"]}),
+        Step("train", script="train", priority=1, wildcards=experiment, inputs={"tasks": tasks_path(paper)},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": paper.out("models/{experiment}.json")},
+             # only this experiment's slice of the config, so editing another experiment does not retrain this one
+             params=lambda w: {"experiment": w.experiment,
+                               **{k: cfg[k] for k in ("device", "d_hidden", "lrs", "schedule")},
+                               "experiments": {w.experiment: cfg["experiments"][w.experiment]}}),
+        Step("evaluate", script="evaluate", wildcards=experiment,
+             inputs={"checkpoint": checkpoint_path(paper, "{experiment}"), "tasks": tasks_path(paper)},
+             outputs={"out": eval_path(paper, "{experiment}")}, params={"lengths": cfg["test"]["lengths"]}),
+        # stacked against one-by-one training of the same runs (never part of the default run; `snakemake benchmarks`)
+        Step("benchmark", script="benchmark", outputs={"out": "results/benchmarks/bilinear_rnn.json"},
+             params={"device": cfg["device"]}),
+    ]
 
 
 def analyses(paper):

@@ -6,20 +6,15 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from shared.data import read_prepared
+from shared.data import images
 from shared.train.loop import epoch_batches, fit
 from shared.train.schedules import cosine_lr
 
 
 def load_images(path):
-    """Prepared dataset -> float32 pixels in [0, 1], flattened, centred by the training mean; int64 labels."""
-    arrays, _ = read_prepared(path)
-    as_x = lambda a: torch.from_numpy(a).reshape(len(a), -1).float() / 255.0
-    data = {"x_train": as_x(arrays["x_train"]), "y_train": torch.from_numpy(arrays["y_train"]).long(),
-            "x_test": as_x(arrays["x_test"]), "y_test": torch.from_numpy(arrays["y_test"]).long()}
-    mean = data["x_train"].mean(0)
-    data["x_train"], data["x_test"] = data["x_train"] - mean, data["x_test"] - mean
-    return data
+    """Prepared dataset -> float32 pixels in [0, 1], flattened as stored (HWC for CIFAR), centred by the training
+    mean; int64 labels."""
+    return images.load_images(path, layout="hwc_flat", normalise="centre")
 
 
 def run_name(structure, width, arm, lr=None):

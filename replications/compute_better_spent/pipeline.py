@@ -1,20 +1,19 @@
-"""compute_better_spent: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""compute_better_spent: the Python side of its workflow. See shared/pipeline/paper.py.
 
 data (the registry's mnist_5k, or cifar10 at the full tier) -> tune (the base lr: dense at the base width on a
 small grid) -> train (one job per arm: structure-aware and naive lr, every structure and width) -> analyses
 (scaling: loss against compute and the fitted exponents; identities: counts, explicit matrices, init norms)
--> figures -> report. The layer benchmark (rule benchmark) is run by `snakemake benchmarks` only.
+-> figures -> report. The layer benchmark (step benchmark) is run by `snakemake benchmarks` only.
 """
 import math
 
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 ARMS = ("aware", "naive")
 STRUCTURES = ("dense", "btt", "monarch", "kronecker", "low_rank")
 EXPANSION = 4  # model.EXPANSION, restated so that parsing imports no torch
-DATASETS = {"mnist_5k": {"d_input": 784, "n_classes": 10, "train": 4000},
-            "cifar10": {"d_input": 3072, "n_classes": 10, "train": 50000}}
 
 RESOURCES = {
     "tune": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -22,18 +21,16 @@ RESOURCES = {
     "analyze": Resources(),
     "benchmark": Resources(gpu=True, runtime=30),  # one thread on CPU, as the quick tier trains
 }
-BENCHMARKS = ("compute_better_spent",)  # results/benchmarks/compute_better_spent.json: rule benchmark
+BENCHMARKS = ("compute_better_spent",)  # results/benchmarks/compute_better_spent.json: step benchmark
 
 
 def check(cfg):
     """Cross-key checks the schema cannot express; like it, they run before any job."""
-    data = DATASETS[cfg["dataset"]]
-    for key in ("d_input", "n_classes"):
-        if cfg[key] != data[key]:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {data[key]})")
-    if cfg["batch_size"] > data["train"]:
-        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the {data['train']} training images "
-                          f"(allowed: 1 .. {data['train']})")
+    if problem := shape_mismatch(cfg["dataset"], {key: cfg[key] for key in ("d_input", "n_classes")}):
+        raise ConfigError(problem)
+    train = image_facts(cfg["dataset"])["n_train"]
+    if cfg["batch_size"] > train:
+        raise ConfigError(f"'batch_size': {cfg['batch_size']} exceeds the {train} training images (allowed: 1 .. {train})")
     widths = cfg["widths"]
     for s in STRUCTURES:
         if s not in widths:
@@ -69,6 +66,20 @@ def train_params(cfg):
     keys = ("d_input", "n_classes", "model", "batch_size", "steps", "label_smoothing", "tail", "seed", "base_width",
             "device")
     return {k: cfg[k] for k in keys}
+
+
+def steps(paper):
+    cfg, data = paper.cfg, {"data": data_path(paper.cfg)}
+    return [
+        Step("tune", script="tune", priority=2, inputs=data, outputs={"out": tune_path(paper)},
+             params={**train_params(cfg), "lr_grid": cfg["lr_grid"]}),
+        Step("train", script="train", priority=1, wildcards={"arm": "|".join(ARMS)},
+             inputs={**data, "lr": tune_path(paper)}, outputs={"out": history_path(paper, "{arm}")},
+             params=lambda w: {**train_params(cfg), "arm": w.arm, "widths": cfg["widths"]}),
+        # BTT and Monarch FLOP/s over dense at equal FLOPs (never part of the default run; `snakemake benchmarks`)
+        Step("benchmark", script="benchmark", outputs={"out": "results/benchmarks/compute_better_spent.json"},
+             params={"device": cfg["device"], **cfg["benchmark"]}),
+    ]
 
 
 def analyses(paper):

@@ -8,10 +8,10 @@ import numpy as np
 import torch
 
 from shared.nn.relation_scoring import RelationScorer
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.train.link_prediction import filtered_ranks, rank_metrics
 
-from .common import every_triple, load_graph, load_models
+from .common import every_triple, load_graph
 
 TABLE2_GRAPHS = ("fb15k", "wn18")
 TABLE2_MODELS = ("ntn", "bilinear_linear", "transe", "bilinear", "distmult")

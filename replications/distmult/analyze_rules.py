@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from shared.data.knowledge_graphs import FAMILY_RULES
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_graph, load_models
+from .common import load_graph
 
 ORDER_SENSITIVE = ("uncle_of", "nephew_of")
 MODELS = ("distmult", "bilinear", "transe")

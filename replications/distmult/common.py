@@ -4,9 +4,6 @@ import json
 import torch
 
 from shared.data import read_prepared
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 
 def load_graph(path):
@@ -21,7 +18,3 @@ def load_graph(path):
 def every_triple(graph):
     return torch.cat([graph["train"], graph["valid"], graph["test"]])
 
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)

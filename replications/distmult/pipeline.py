@@ -1,11 +1,11 @@
-"""distmult: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""distmult: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per graph (every model and seed of that graph): the registry's graphs (UMLS, Kinships, Nations at
 quick; FB15k and WN18 added at full) and the generated family graph. Analyses: link_prediction (filtered MRR and
 Hits@k per graph and model, the exact checks) and rules (EmbedRule on the family graph and on Kinships).
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=600),
@@ -42,6 +42,20 @@ def data_path(paper, graph):
 
 def checkpoint_path(paper, graph):
     return paper.out(f"models/{graph}.safetensors")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("family_data", script="prepare_family", outputs={"out": data_path(paper, "family")}, params=cfg["family"]),
+        Step("train", script="train", priority=1, wildcards={"graph": "|".join(cfg["graphs"])},
+             inputs={"data": lambda w: data_path(paper, w.graph)},
+             outputs={"checkpoint": checkpoint_path(paper, "{graph}"), "history": paper.out("models/{graph}.json")},
+             # this graph's slice of the config: editing another graph's models does not retrain it
+             params=lambda w: {"graph": w.graph, "models": cfg["graphs"][w.graph],
+                               "model_specs": {m: cfg["model_specs"][m] for m in cfg["graphs"][w.graph]},
+                               **{k: cfg[k] for k in ("device", "seeds", "margin", "one_n")}}),
+    ]
 
 
 def analyses(paper):

@@ -22,13 +22,10 @@ from shared.nn.weight_space import (
     random_hidden_permutations,
 )
 from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 
 from .common import load_inrs, widths_of
 from .model import build
-
-
-def rel(a, b):
-    return ((a - b).abs().max() / b.abs().max()).item()
 
 
 def largest(path):
@@ -62,16 +59,16 @@ def main():
         for _ in range(p["perms"]):
             perms = random_hidden_permutations(widths, gen)
             pw, pb = permute_weight_space(w, b, perms)
-            inv.append(rel(dws(pw, pb), dws(w, b)))
-            mlp_change.append(rel(mlp(pw, pb), mlp(w, b)))
+            inv.append(rel_err(dws(pw, pb), dws(w, b)))
+            mlp_change.append(rel_err(mlp(pw, pb), mlp(w, b)))
             out_w, out_b = layer(wc, bc)
             perm_out = permute_weight_space(out_w, out_b, perms)
             out_perm = layer(*permute_weight_space(wc, bc, perms))
-            equi.append(max(rel(a, c) for a, c in zip(perm_out[0] + perm_out[1], out_perm[0] + out_perm[1])))
+            equi.append(max(rel_err(a, c) for a, c in zip(perm_out[0] + perm_out[1], out_perm[0] + out_perm[1])))
             bw = lambda ws: [ws[0], ws[1] + broken_offset, *ws[2:]]
-            broken.append(rel(permute_weight_space(bw(out_w), out_b, perms)[0][1], bw(out_perm[0])[1]))
+            broken.append(rel_err(permute_weight_space(bw(out_w), out_b, perms)[0][1], bw(out_perm[0])[1]))
             fw, fb = permute_weight_space(raw_w, raw_b, perms)
-            function.append(rel(inr_forward(fw, fb, x, p["w0"]), inr_forward(raw_w, raw_b, x, p["w0"])))
+            function.append(rel_err(inr_forward(fw, fb, x, p["w0"]), inr_forward(raw_w, raw_b, x, p["w0"])))
     small = (2, 3, 2, 1)
     # the layer never sees the hidden widths: one set of parameters serves any width (here 16 and 32)
     count = sum(q.numel() for q in layer.parameters())

@@ -1,13 +1,13 @@
-"""dwsnets: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""dwsnets: the Python side of its workflow. See shared/pipeline/paper.py.
 
 inrs (one job per task: sine INRs, or MNIST / Fashion-MNIST INRs at the full tier, fitted as stacked models and
 cached) -> train (one job per task and model kind; every training-set size of the learning curve) -> analyses
 (sine: the learning curves and orderings; identities: equivariance, invariance, completeness; mnist /
-fashion_mnist: accuracies, full tier) -> figures -> report. The INR-fitting benchmark (rule benchmark) runs only
+fashion_mnist: accuracies, full tier) -> figures -> report. The INR-fitting benchmark (step benchmark) runs only
 under `snakemake benchmarks`.
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "inrs": Resources(gpu=True, threads=4, mem_mb=16000, runtime=120),
@@ -15,7 +15,7 @@ RESOURCES = {
     "analyze": Resources(),
     "benchmark": Resources(gpu=False, runtime=30),  # one thread: the quick tier fits INRs on one core
 }
-BENCHMARKS = ("dwsnets",)  # results/benchmarks/dwsnets.json: rule benchmark
+BENCHMARKS = ("dwsnets",)  # results/benchmarks/dwsnets.json: step benchmark
 IMAGE_TASKS = ("mnist", "fashion_mnist")
 
 # Experiments of the paper this replication does not run: namespace -> reason (their claims read NOT RUN)
@@ -76,6 +76,27 @@ def train_params(cfg, task, kind):
     return {"task": task, "kind": kind, "seed": cfg["seed"], "device": cfg["device"], "model": cfg["models"][kind],
             "n_train": cfg["sine"]["n_train"] if sine else c["n_train"], "optim": cfg["optim"] if sine else c["optim"],
             "n_classes": c["n_classes"]}
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("sine_inrs", script="make_inrs", resources="inrs", priority=2, log="inrs_sine",
+             outputs={"out": inr_path(paper, "sine")}, params=inr_params(cfg, "sine")),
+        Step("image_inrs", script="make_inrs", resources="inrs", priority=2, log="inrs_{task}",
+             wildcards={"task": "|".join(IMAGE_TASKS)}, inputs={"images": "data/prepared/{task}.safetensors"},
+             outputs={"out": inr_path(paper, "{task}")}, params=lambda w: inr_params(cfg, w.task)),
+        Step("train", script="train", priority=1,
+             wildcards={"task": "sine|" + "|".join(IMAGE_TASKS), "kind": "dws|mlp_aug|mlp_align|mlp|stats"},
+             inputs={"data": inr_path(paper, "{task}")},
+             outputs={"checkpoint": model_path(paper, "{task}", "{kind}"),
+                      "history": model_path(paper, "{task}", "{kind}", "json")},
+             params=lambda w: train_params(cfg, w.task, w.kind)),
+        # INR fitting, stacked against one by one (never part of the default run; `snakemake benchmarks`)
+        Step("benchmark", script="benchmark", outputs={"out": "results/benchmarks/dwsnets.json"},
+             params={"device": cfg["device"], "seed": cfg["seed"], "inr": cfg["inr"], "sine": cfg["sine"],
+                     **cfg["benchmark"]}),
+    ]
 
 
 def analyses(paper):

@@ -1,10 +1,10 @@
 """Full tier: a Qwen3 model from transformers, run layer by layer from its own modules' weights, with every A(x)
-factor passed through one `Frozen` module, so that shared.nn.dynamic_linear's hooks freeze it. Nothing in the
+factor passed through one `ConstantGate` module (shared.nn.dynamic_linear), so that shared.nn.dynamic_linear's hooks freeze it. Nothing in the
 installed transformers is patched (the paper's code copies modified modeling files over the package).
 
 Softmax inside HF attention is a function, not a module, so no hook can reach it. The readout therefore recomputes
 each layer from the HF modules' parameters, as Qwen3's eager path does (RMSNorm, q/k RMSNorm, RoPE from the model's
-own rotary module, grouped-query attention, SwiGLU MLP), and wraps the three input-dependent factors in `Frozen`:
+own rotary module, grouped-query attention, SwiGLU MLP), and wraps the three input-dependent factors in `ConstantGate`:
 the RMSNorm scale rsqrt(mean(x^2) + eps), the attention probabilities (the paper detaches Q and K, which freezes
 the same softmax) and the whole SwiGLU gate branch silu(W_gate x). Every other operation is linear in the residual.
 
@@ -15,19 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-class Frozen(nn.Module):
-    """The identity on a gate tensor. Under dynamic_linear_map's hooks its value at x is recorded, then replayed as
-    a constant when the network is run at z (the dynamic_gate / dynamic_replay protocol)."""
-
-    def forward(self, gate):
-        return gate
-
-    def dynamic_gate(self, inputs, output):
-        return output
-
-    def dynamic_replay(self, inputs, gate):
-        return gate
+from shared.nn.dynamic_linear import ConstantGate
 
 
 def rms(module, x):
@@ -45,7 +33,7 @@ class QwenReadout(nn.Module):
         cfg = causal_lm.config
         if cfg.hidden_act != "silu" or getattr(cfg, "use_sliding_window", False) or cfg.attention_bias:
             raise ValueError("QwenReadout covers Qwen3 with a SiLU gate, full causal attention and no biases")
-        self.hf, self.frozen = causal_lm, Frozen()
+        self.hf, self.frozen = causal_lm, ConstantGate()
         self.rotate, self.repeat = apply_rotary_pos_emb, repeat_kv
 
     @property

@@ -14,11 +14,7 @@ import torch
 
 from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.nn.linear_operators import svd_summary
-
-
-def rel_err(a, b):
-    """||a - b|| / ||b|| per prompt (rows)."""
-    return (a - b).norm(dim=-1) / b.norm(dim=-1)
+from shared.stats import rel_err
 
 
 def reconstruct(weight, emb):
@@ -62,15 +58,15 @@ def analyse(readout, emb, reference, layers, with_float32=True):
     plus = dynamic_linear_map(readout, emb, forward=lambda m, z: m(z))
     y = plus.output
     d = y.shape[-1]
-    err64 = rel_err(reconstruct(plus.weight, emb), y)
+    err64 = rel_err(reconstruct(plus.weight, emb), y, "l2", per_sample=True)
     out = {"recon_rel_err_f64": err64.max().item(), "bias_rel": (plus.bias.norm(dim=-1) / y.norm(dim=-1)).max().item(),
-           "readout_rel_err": rel_err(y, reference.to(y.dtype)).max().item()}
+           "readout_rel_err": rel_err(y, reference.to(y.dtype), "l2", per_sample=True).max().item()}
     if with_float32:
         plus32 = dynamic_linear_map(readout, emb, forward=lambda m, z: m(z), dtype=torch.float32, check=False)
-        out["recon_rel_err_f32"] = rel_err(reconstruct(plus32.weight, emb), plus32.output).max().item()
+        out["recon_rel_err_f32"] = rel_err(reconstruct(plus32.weight, emb), plus32.output, "l2", per_sample=True).max().item()
     jac, _ = ordinary_jacobian(readout, emb)
     ordinary = reconstruct(jac, emb)
-    out["ordinary_recon_rel_err_min"] = rel_err(ordinary, y).min().item()
+    out["ordinary_recon_rel_err_min"] = rel_err(ordinary, y, "l2", per_sample=True).min().item()
 
     s, top = spectrum(plus.weight)
     out["stable_rank_fraction"], out["rank90_fraction"] = low_rank(s, d)

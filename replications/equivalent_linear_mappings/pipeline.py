@@ -1,9 +1,9 @@
-"""The workflow side of equivalent_linear_mappings (rules.smk holds only rules); see shared/pipeline/paper.py.
+"""The workflow side of equivalent_linear_mappings; see shared/pipeline/paper.py.
 
 Quick tier: data (the shared prepare_dataset rule) -> train (one SwiGLU transformer) -> analyze_linear_map.
 Full tier: analyze_hf alone (it downloads Qwen3-0.6B through transformers and analyses it in float64)."""
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=4000, runtime=30),
@@ -39,6 +39,14 @@ def checkpoint(paper):
 
 def history(paper):
     return paper.out("models/lm.json")
+
+
+def steps(paper):
+    return [
+        Step("train", script="train", priority=1, inputs={"data": data_path(paper.cfg)},
+             outputs={"checkpoint": checkpoint(paper), "history": history(paper)},
+             params={k: paper.cfg.get(k) for k in ("model", "train", "device")}),
+    ]
 
 
 def analyses(paper):

@@ -9,9 +9,9 @@ midpoint-accuracy gain over naive, and the WM/naive ratio at the widest minus th
 import numpy as np
 
 from shared.nn.interpolation import copy_state
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
 
 METHODS = ("naive", "am", "wm")
 

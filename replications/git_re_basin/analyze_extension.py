@@ -2,9 +2,9 @@
 (shared.nn.bilinear.Bilinear hidden layers, spec bilinear_mlp_spec) at one width: does the data-free matching
 of Algorithm 1 also lower the barrier when the hidden units are products of two linear maps?"""
 from shared.nn.interpolation import copy_state
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
 
 
 def main():

@@ -9,9 +9,9 @@ import torch
 
 from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, invert, random_permutation, weight_matching
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_data, load_models, pair
+from .common import load_data, pair
 
 
 def main():

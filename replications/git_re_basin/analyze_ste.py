@@ -10,9 +10,9 @@ import torch.nn.functional as F
 
 from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, ste_matching
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, pair, ratio, summarise
+from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
 
 
 def minibatches(data, epochs, batch_size, generator):

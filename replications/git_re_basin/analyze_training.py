@@ -4,9 +4,9 @@ epoch. The claim reads the final WM train barrier minus the largest WM train bar
 import numpy as np
 
 from shared.nn.interpolation import copy_state
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import SPLITS, curves, lambdas, load_data, load_models, match, summarise
+from .common import SPLITS, curves, lambdas, load_data, match, summarise
 
 
 def main():

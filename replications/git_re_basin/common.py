@@ -3,13 +3,10 @@ between two models (loss and accuracy on the train and test sets at each lambda)
 import numpy as np
 import torch
 
-from shared.data import read_prepared
+from shared.data.images import load_images
 from shared.nn.interpolation import barrier, loss_curve
 from shared.nn.permutation import activation_matching, apply_permutation, collect_activations, weight_matching
-from shared.pipeline.run import load_models as load_checkpoint
 from shared.train.supervised import evaluate
-
-from .model import build
 
 SPLITS = ("train", "test")
 EVAL_CHUNK = 4096  # images per forward pass when evaluating (the loss is summed per chunk in float32)
@@ -18,15 +15,7 @@ EVAL_CHUNK = 4096  # images per forward pass when evaluating (the loss is summed
 def load_data(path):
     """Prepared dataset -> float32 inputs (N, pixels) in [0, 1] (divided by 255 only, as the paper's MNIST code) and
     int64 labels."""
-    arrays, _ = read_prepared(path)
-    as_x = lambda a: torch.from_numpy(a).reshape(len(a), -1).float() / 255.0
-    return {"x_train": as_x(arrays["x_train"]), "y_train": torch.from_numpy(arrays["y_train"]).long(),
-            "x_test": as_x(arrays["x_test"]), "y_test": torch.from_numpy(arrays["y_test"]).long()}
-
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)
+    return load_images(path, layout="hwc_flat")
 
 
 def lambdas(n):

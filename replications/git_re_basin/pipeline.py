@@ -1,12 +1,13 @@
-"""git_re_basin: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""git_re_basin: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per (kind, width): two models (seeds), plus snapshots over training at one width. Analyses:
 barriers (naive, activation and weight matching at every width), ste (Algorithm 2 at one width), training (weight
 matching at each snapshot), identities (permuted function, planted permutation), counterexample (App. A.6; no
 training) and, when enabled, extension (ours: a bilinear MLP).
 """
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
@@ -14,16 +15,12 @@ RESOURCES = {
     "ste": Resources(gpu=False, threads=4, mem_mb=16000, runtime=600),  # full: 15k steps, each a weight matching
 }
 
-# pixels per image, classes, training images of each registry dataset this paper reads
-DATASETS = {"mnist_5k": (784, 10, 4000), "mnist": (784, 10, 60000)}
-
 
 def check(cfg):
     """Cross-key checks: the data's shape, and every width an analysis reads is trained."""
-    pixels, classes, train = DATASETS[cfg["dataset"]]
-    for key, wanted in (("d_input", pixels), ("n_classes", classes)):
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {wanted})")
+    if problem := shape_mismatch(cfg["dataset"], {key: cfg[key] for key in ("d_input", "n_classes")}):
+        raise ConfigError(problem)
+    train = image_facts(cfg["dataset"])["n_train"]
     a = cfg["analysis"]
     for key, width in (("snapshots.width", cfg["snapshots"]["width"]), ("analysis.ste.width", a["ste"]["width"]),
                        ("analysis.identity.width", a["identity"]["width"])):
@@ -54,6 +51,23 @@ def runs(cfg):
     if cfg["extension"]["bilinear"]:
         out.append(("bilinear", cfg["extension"]["width"]))
     return out
+
+
+def steps(paper):
+    cfg = paper.cfg
+
+    def params(w):  # this job's slice of the config: editing another width's settings does not retrain it
+        snapshots = w.kind == "relu" and int(w.width) == cfg["snapshots"]["width"]
+        return {"kind": w.kind, "width": int(w.width),
+                "snapshot_epochs": cfg["snapshots"]["epochs"] if snapshots else [],
+                **{k: cfg[k] for k in ("device", "d_input", "n_classes", "n_hidden", "seeds", "optim")}}
+
+    return [
+        Step("train", script="train", priority=1, wildcards={"kind": "relu|bilinear", "width": r"\d+"},
+             inputs={"data": data_path(paper)}, log="train_{kind}_h{width}", params=params,
+             outputs={"checkpoint": checkpoint_path(paper, "{kind}", "{width}"),
+                      "history": paper.out("models/{kind}_h{width}.json")}),
+    ]
 
 
 def analyses(paper):

@@ -13,11 +13,11 @@ import torch
 from shared.data.groups import real_components
 from shared.io.files import read_json
 from shared.nn.group_analysis import unit_alignment
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import crossing, linear_fit
 from shared.train.full_batch import first_step_reaching
 
-from .common import load_models, task
+from .common import task
 
 
 def alignment_share(state, comps, purity, live_norm):

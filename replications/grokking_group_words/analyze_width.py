@@ -10,9 +10,9 @@ import numpy as np
 
 from shared.data.groups import real_components, word_tensor
 from shared.nn.group_analysis import cp_rank, unit_alignment
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import block_sum_bound, centred_error, load_models, task
+from .common import block_sum_bound, centred_error, task
 
 
 def main():

@@ -3,9 +3,6 @@ import numpy as np
 import torch
 
 from shared.data.groups import all_pairs, by_name, irreps, letter_counts, real_components, word_table
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 # Real CP ranks of the real algebra blocks of R[G] (dossier 2.3): (kind, complex irrep dim) -> rank of the block's
 # multiplication tensor. 1x1 real: 1; C as an R-algebra: 3; M_2(R): 7 (Strassen, exact); H: 8; M_3(R): <= 23
@@ -53,11 +50,6 @@ def fusion_cover(group, word):
             for psi in tensor_power_components(group, z, n_b):
                 cover.add((phi, psi, z))
     return cover
-
-
-def load_models(path):
-    """{name: stacked model}, {name: spec}, metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)
 
 
 def centred_error(model, a, b, labels):

@@ -1,11 +1,11 @@
-"""grokking_group_words: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""grokking_group_words: the Python side of its workflow. See shared/pipeline/paper.py.
 
 Training jobs: `grok` (a training-fraction sweep of the quadratic net on one group: grokking curves and the
 memorise / generalise boundary) and `width_<G>` (the bilinear surrogate on the full table of G at a range of widths).
 Analyses: `algebra` (exact tensor algebra and CP-ALS ranks of word tensors; trains nothing), `grokking`, `width`.
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=240),
@@ -36,6 +36,18 @@ def checkpoint_path(paper, experiment):
 
 def history_path(paper, experiment):
     return paper.out(f"models/{experiment}.json")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"experiment": "|".join(experiments(cfg))},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": history_path(paper, "{experiment}")},
+             # only this experiment's slice of the config, so editing another experiment does not retrain this one
+             params=lambda w: {"experiment": w.experiment, "device": cfg["device"], "word": cfg["word"],
+                               **({"grok": cfg["grok"]} if w.experiment == "grok" else {"width": cfg["width"]})}),
+    ]
 
 
 def analyses(paper):

@@ -12,9 +12,10 @@ import numpy as np
 import torch
 
 from shared.nn.linear_operators import layer_operator, null_space
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 
-from .common import load_data, load_models, rel_change, smallest_flipping_attack, test_subset, unit_directions
+from .common import load_data, smallest_flipping_attack, test_subset, unit_directions
 
 NOT_BUILT = ("not run: the paper's PGD-10 adversarially trained ResNet-18 on CIFAR-10 is not built in this "
              "replication (deviations.md); its feature-level null spaces are tested on this CNN's and the MLPs' layers")
@@ -51,7 +52,7 @@ def main():
         noise = torch.randn(x.shape, generator=g, dtype=x.dtype)
         noise = alpha * norms * noise / noise.norm(dim=1, keepdim=True)
         with torch.no_grad():
-            changes.append(float(rel_change(logits64, m64(x + delta)).max()))
+            changes.append(float(rel_err(m64(x + delta), logits64, per_sample=True).max()))
             kept.append(float((model((x + delta).float()).argmax(1) == pred).float().mean()))
             random_kept.append(float((model((x + noise).float()).argmax(1) == pred).float().mean()))
     i10 = min(range(len(p["alphas"])), key=lambda i: abs(np.log(p["alphas"][i] / p["id_alpha"])))
@@ -66,7 +67,7 @@ def main():
         a_flat = a.flatten(1)
         moved = a_flat + p["psnr_alpha"] * a_flat.norm(dim=1, keepdim=True) * fallback
         head = lambda h: m64.fc(m64.conv2(h.view(-1, *in2)).relu().flatten(1))
-        fallback_change = rel_change(head(a_flat), head(moved))
+        fallback_change = rel_err(head(moved), head(a_flat), per_sample=True)
 
     _, adv_eps, _ = smallest_flipping_attack(model, x32, p["eps_grid"], p["pgd_steps"])
     metrics = {

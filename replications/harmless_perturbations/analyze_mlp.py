@@ -11,19 +11,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from shared.nn.adversarial import pgd_linf
 from shared.nn.linear_operators import null_space
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import psnr, rel_err
 
-from .common import (
-    load_data,
-    load_models,
-    pgd_linf,
-    psnr_db,
-    rel_change,
-    smallest_flipping_attack,
-    test_subset,
-    unit_directions,
-)
+from .common import load_data, smallest_flipping_attack, test_subset, unit_directions
 
 UNCHANGED = 0.99  # "the prediction is kept" for a perturbation norm: at least 99% of the images keep theirs
 ID_TOL = 1e-6     # a model accepts an identification probe when its logits move by less than this (relative)
@@ -51,7 +44,7 @@ def local_harmless(model64, x, generator):
         push = w[~active] @ v  # how the inactive pre-activations move per unit step
         room = (-z[~active] / push)[push > 0]
         step = 0.5 * float(room.min()) if room.numel() else 1.0
-        changes.append(float(rel_change(model64(xi[None]), model64((xi + step * v)[None]))[0]))
+        changes.append(float(rel_err(model64((xi + step * v)[None]), model64(xi[None]), per_sample=True)[0]))
         steps.append(step / float(xi.norm()))
     return np.array(dims), max(changes), np.array(steps)
 
@@ -86,8 +79,8 @@ def main():
         noise = torch.randn(x.shape, generator=g, dtype=x.dtype)
         noise = alpha * norms * noise / noise.norm(dim=1, keepdim=True)
         with torch.no_grad():
-            change = rel_change(logits64, m64(x + delta))
-            change_random = rel_change(logits64, m64(x + noise))
+            change = rel_err(m64(x + delta), logits64, per_sample=True)
+            change_random = rel_err(m64(x + noise), logits64, per_sample=True)
         harmless_max = max(harmless_max, float(change.max()))
         curves["harmless_f64"].append(float(change.max()))
         curves["harmless_f64_median"].append(float(change.median()))
@@ -116,7 +109,7 @@ def main():
         x_adv = x_adv.double()
         with torch.no_grad():
             adv_curve.append((float(((x_adv - x).norm(dim=1) / norms[:, 0]).median()),
-                              float(rel_change(logits64, m64(x_adv)).median())))
+                              float(rel_err(m64(x_adv), logits64, per_sample=True).median())))
 
     # the input gradient W1^T (...) lies in W1's row space: adversarial directions have no harmless component
     xg = x.clone().requires_grad_(True)
@@ -125,9 +118,9 @@ def main():
 
     # harmless but visible (H4): a perturbation as large as the image, and an image moved towards another digit
     delta_vis = p["psnr_alpha"] * norms * unit_directions(basis, len(x), g)
-    psnr = psnr_db(x, x + delta_vis)
+    psnr_vis = psnr(x + delta_vis, x, per_sample=True)
     kept_vis = predictions(model, x + delta_vis) == pred
-    visible_share = float(((psnr < 20) & kept_vis).float().mean())
+    visible_share = float(((psnr_vis < 20) & kept_vis).float().mean())
     target = x.roll(1, 0)  # the next image of the random subset: mostly another digit
     morph = x + (target - x) @ basis @ basis.T  # x + the harmless part of (target - x)
     morph_kept = float((predictions(model, morph) == pred).float().mean())
@@ -142,7 +135,7 @@ def main():
             b = null_space(w)
             later_dims[upto] = (b.shape[1], w.shape[1])
             hd = max(alphas) * feats.norm(dim=1, keepdim=True) * unit_directions(b, len(x), g)
-            later_max = max(later_max, float(rel_change(logits64, m64.head(feats + hd, upto)).max()))
+            later_max = max(later_max, float(rel_err(m64.head(feats + hd, upto), logits64, per_sample=True).max()))
     fc_null, _ = later_dims[len(m64.layers)]
 
     # non-linear layers: the ReLU enlarges the harmless space at each input (H3)
@@ -158,7 +151,7 @@ def main():
         accepted = []
         for b in names:
             with torch.no_grad():
-                change = rel_change(model64[b](x), model64[b](probe))
+                change = rel_err(model64[b](probe), model64[b](x), per_sample=True)
             if float(change.median()) < ID_TOL:
                 accepted.append(b)
             if b != a:
@@ -188,7 +181,7 @@ def main():
         "harmless_to_adversarial_l2_ratio": harmless_l2 / adv_l2_median if flipped.any() else 0.0,
         "grad_null_component_max": grad_null,
         "visible_harmless_share": visible_share,
-        "psnr_db_median": float(psnr.median()),
+        "psnr_db_median": float(psnr_vis.median()),
         "later_layers_logit_rel_change_max": later_max,
         "fc_null_dim": fc_null,
         "relu_expansion_min": int(local_dims.min()) - basis.shape[1],
@@ -206,7 +199,7 @@ def main():
         if flipped.any() else None, "adversarial_flipped_within_grid": float(flipped.float().mean()),
         "adversarial_null_energy_share": adv_null_share, "image_l2_median": float(norms.median()),
         "morph_kept": morph_kept, "morph_closer_to_target": closer,
-        "morph_psnr_to_target_median": float(psnr_db(target, morph).median()),
+        "morph_psnr_to_target_median": float(psnr(morph, target, per_sample=True).median()),
         "later_null_dims": {f"layer{k}": v for k, v in later_dims.items()},
         "local_dim_mean": float(local_dims.mean()), "local_dim_range": [int(local_dims.min()), int(local_dims.max())],
         "local_step_over_norm_median": float(np.median(local_steps)), "jacobian_null_dim_image0": jac_null,

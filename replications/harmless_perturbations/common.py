@@ -1,31 +1,15 @@
-"""What this paper's scripts share: the prepared images, the trained models, the attacks and the measures of change."""
+"""What this paper's scripts share: the prepared images, test subsets, random directions and the attacks."""
 import math
 
 import torch
-import torch.nn.functional as F
 
-from shared.data import read_prepared
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
+from shared.data.images import load_images
+from shared.nn.adversarial import pgd_linf
 
 
 def load_data(path):
     """Prepared dataset -> float32 inputs (N, c*s*s) in [0, 1], channels first (CIFAR is stored HWC), int64 labels."""
-    arrays, _ = read_prepared(path)
-
-    def as_x(a):
-        x = torch.from_numpy(a).float() / 255.0
-        if x.ndim == 4:  # (N, H, W, C) colour images -> (N, C, H, W)
-            x = x.permute(0, 3, 1, 2)
-        return x.reshape(len(x), -1).contiguous()
-    return {"x_train": as_x(arrays["x_train"]), "y_train": torch.from_numpy(arrays["y_train"]).long(),
-            "x_test": as_x(arrays["x_test"]), "y_test": torch.from_numpy(arrays["y_test"]).long()}
-
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)
+    return load_images(path, layout="flat")
 
 
 def test_subset(data, n, seed):
@@ -40,32 +24,6 @@ def unit_directions(basis, n, generator):
     paper's code draws them, normalised."""
     v = torch.randn(n, basis.shape[1], generator=generator, dtype=basis.dtype) @ basis.T
     return v / v.norm(dim=1, keepdim=True)
-
-
-def rel_change(before, after):
-    """Per row: max |after - before| / max |before| (the logit change relative to the logits' size)."""
-    return (after - before).abs().amax(1) / before.abs().amax(1)
-
-
-def psnr_db(x, x_new, peak=1.0):
-    """Per image, 10 log10(peak^2 / MSE): about 40 dB and up is invisible, 20 dB and below plainly visible."""
-    mse = (x_new - x).pow(2).mean(1)
-    return 10 * torch.log10(peak ** 2 / mse)
-
-
-def pgd_linf(model, x, y, eps, steps, clip=(0.0, 1.0)):
-    """Untargeted L-infinity PGD (Madry et al., 2018) from x, step 2.5 eps / steps, kept in the pixel range; steps=1
-    with step eps is FGSM (Goodfellow et al., 2015). Returns the perturbed inputs."""
-    step = eps if steps == 1 else 2.5 * eps / steps
-    x_adv = x.clone()
-    for _ in range(steps):
-        x_adv.requires_grad_(True)
-        loss = F.cross_entropy(model(x_adv), y)
-        (grad,) = torch.autograd.grad(loss, x_adv)
-        with torch.no_grad():
-            x_adv = x + (x_adv + step * grad.sign() - x).clamp(-eps, eps)
-            x_adv = x_adv.clamp(*clip)
-    return x_adv.detach()
 
 
 def smallest_flipping_attack(model, x, eps_grid, steps):

@@ -1,30 +1,27 @@
-"""harmless_perturbations: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""harmless_perturbations: the Python side of its workflow. See shared/pipeline/paper.py.
 
 Two training jobs (the MLPs, one per seed; the CNN) and two analyses: `mlp` (null space of the first and later
 layers, harmless vs random vs adversarial perturbations, the ReLU's local expansion, model identification) and
 `conv` (the operators of the strided and the stride-1 convolution on their input shapes).
 """
+from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
     "analyze": Resources(gpu=False, threads=4, mem_mb=16000, runtime=60),
 }
 
-# image shape (channels, side, side), classes, training images of each registry dataset this paper reads
-DATASETS = {"mnist_5k": ((1, 28, 28), 10, 4000), "mnist": ((1, 28, 28), 10, 60000),
-            "fashion_mnist": ((1, 28, 28), 10, 60000), "cifar10": ((3, 32, 32), 10, 50000)}
 KINDS = ("mlp", "cnn")
 
 
 def check(cfg):
     """Cross-key checks: the data's shape; a first layer with fewer outputs than inputs (else nothing is harmless)."""
-    shape, classes, train = DATASETS[cfg["dataset"]]
-    pixels = shape[0] * shape[1] * shape[2]
-    for key, wanted in (("d_input", pixels), ("n_classes", classes), ("image_shape", list(shape))):
-        if cfg[key] != wanted:
-            raise ConfigError(f"'{key}': {cfg[key]} does not match dataset {cfg['dataset']!r} (allowed: {wanted})")
+    if problem := shape_mismatch(cfg["dataset"], {key: cfg[key] for key in ("d_input", "n_classes", "image_shape")}):
+        raise ConfigError(problem)
+    data = image_facts(cfg["dataset"])
+    shape, pixels, train = data["image_shape"], data["d_input"], data["n_train"]
     if cfg["mlp"]["hidden"][0] >= pixels:
         raise ConfigError(f"'mlp.hidden': first width {cfg['mlp']['hidden'][0]} leaves no null space "
                           f"(allowed: 1 .. {pixels - 1})")
@@ -48,6 +45,18 @@ def data_path(paper):
 
 def checkpoint_path(paper, kind):
     return paper.out(f"models/{kind}.safetensors")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"kind": "|".join(KINDS)},
+             inputs={"data": data_path(paper)},
+             outputs={"checkpoint": checkpoint_path(paper, "{kind}"), "history": paper.out("models/{kind}.json")},
+             # this job's slice of the config: editing the CNN does not retrain the MLPs
+             params=lambda w: {"kind": w.kind, w.kind: cfg[w.kind],
+                               **{k: cfg[k] for k in ("device", "d_input", "n_classes", "image_shape", "optim")}}),
+    ]
 
 
 def analyses(paper):

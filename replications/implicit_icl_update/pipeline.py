@@ -1,10 +1,10 @@
-"""implicit_icl_update: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""implicit_icl_update: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job (every contextual block of the tier, per seed, with its untrained copy), then four analyses of the
 checkpoint: the exact identities, the token-by-token dynamics, the E1 loss curves and the explicit fine-tuning.
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=240),
              "analyze": Resources(gpu=False, threads=4, mem_mb=16000, runtime=120)}
@@ -41,6 +41,14 @@ def checkpoint_path(paper):
 
 def history_path(paper):
     return paper.out("models/blocks.json")
+
+
+def steps(paper):
+    return [
+        Step("train", script="train", priority=1,
+             outputs={"checkpoint": checkpoint_path(paper), "history": history_path(paper)},
+             params={k: v for k, v in paper.cfg.items() if k != "analysis"}),
+    ]
 
 
 def analyses(paper):

@@ -11,9 +11,9 @@ from itertools import pairwise
 import numpy as np
 
 from shared.nn.permutation import apply_permutation, mlp_spec, weight_matching
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, load_pair, max_single, ratio, states_at
+from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, max_single, ratio, states_at
 
 
 def main():
@@ -22,7 +22,7 @@ def main():
     data = None
     tables, aligned, meta0 = {}, {}, None
     for path in run.args.checkpoints:
-        models, specs, meta = load_pair(path)
+        models, specs, meta = load_models(path)
         meta0 = meta0 or meta
         if data is None:
             data = load_data(run.args.data, p["dataset"])

@@ -7,15 +7,15 @@ the larger of the first and last thirds' sums) / full barrier, thirds of floor(L
 import numpy as np
 
 from shared.nn.interpolation import interpolate, layer_groups
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import MEASURES, Evaluator, barriers_of, load_data, load_pair, ratio, reference, states_at
+from .common import MEASURES, Evaluator, barriers_of, load_data, ratio, reference, states_at
 
 
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     p = run.params
-    models, specs, meta = load_pair(run.args.checkpoint)
+    models, specs, meta = load_models(run.args.checkpoint)
     data = load_data(run.args.data, p["dataset"])
     ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
     a, b = states_at(models, specs)

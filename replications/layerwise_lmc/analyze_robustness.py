@@ -5,18 +5,17 @@ the single-layer midpoint into A). Both as barriers against the full models' mea
 import numpy as np
 import torch
 
-from shared.nn.interpolation import interpolate, layer_groups
-from shared.pipeline.run import start_run, write_metrics
+from shared.nn.interpolation import interpolate, layer_groups, random_direction_like
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import Evaluator, barriers_of, load_data, load_pair, reference, states_at
+from .common import Evaluator, barriers_of, load_data, reference, states_at
 
 
 def random_point(a, b, keys, gen):
     """theta_A with the entries `keys` moved by half a Gaussian direction of norm |theta_B^S - theta_A^S|."""
     diff = torch.cat([(b[k] - a[k]).flatten().double() for k in keys]).norm()
-    noise = {k: torch.randn(a[k].shape, generator=gen, dtype=torch.float64) for k in keys}
-    scale = diff / torch.cat([v.flatten() for v in noise.values()]).norm()
-    return {**a, **{k: (a[k].double() + 0.5 * scale * noise[k]).to(a[k].dtype) for k in keys}}
+    step = random_direction_like(a, keys, diff, gen)
+    return {**a, **{k: (a[k].double() + 0.5 * step[k]).to(a[k].dtype) for k in keys}}
 
 
 def main():
@@ -26,7 +25,7 @@ def main():
     gen = torch.Generator().manual_seed(p["random_seed"])
     rows, labels, meta0 = [], [], None
     for path in run.args.checkpoints:
-        models, specs, meta = load_pair(path)
+        models, specs, meta = load_models(path)
         meta0 = meta0 or meta
         ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
         a, b = states_at(models, specs)

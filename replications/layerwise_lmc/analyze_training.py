@@ -2,15 +2,15 @@
 directions, at every saved checkpoint of one pair (claims F4-F6). Arrays: (rows = full + layer groups) x epochs."""
 import numpy as np
 
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, load_pair, max_abs_single, states_at
+from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, max_abs_single, states_at
 
 
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     p = run.params
-    models, specs, meta = load_pair(run.args.checkpoint)
+    models, specs, meta = load_models(run.args.checkpoint)
     data = load_data(run.args.data, p["dataset"])
     ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
     epochs = sorted({s["epoch"] for s in specs.values()})

@@ -9,11 +9,8 @@ reference is the mean of the two FULL models, not of the one-layer path's own en
 import torch
 import torch.nn.functional as F
 
-from shared.data import read_prepared
+from shared.data.images import load_images
 from shared.nn.interpolation import barrier, copy_state, interpolate, layer_groups
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 MEASURES = ("train_loss", "train_err", "test_loss", "test_err")
 DIRECTIONS = ("a", "b")  # "into A": A with the group averaged; "into B": B with the group averaged
@@ -47,23 +44,9 @@ def run_specs(cfg, name, d_input, n_classes):
 def load_data(path, dataset):
     """Prepared registry file -> float32 tensors. MNIST: pixels in [0, 1] (N, 784). CIFAR-10: (N, 3, 32, 32),
     normalised per channel (as the official code's transforms)."""
-    arrays, _ = read_prepared(path)
-    out = {}
-    for split in ("train", "test"):
-        x = torch.from_numpy(arrays[f"x_{split}"]).float() / 255.0
-        if dataset == "cifar10":
-            x = x.permute(0, 3, 1, 2)
-            x = (x - torch.tensor(CIFAR_MEAN)[:, None, None]) / torch.tensor(CIFAR_STD)[:, None, None]
-        else:
-            x = x.reshape(len(x), -1)
-        out[f"x_{split}"] = x.contiguous()
-        out[f"y_{split}"] = torch.from_numpy(arrays[f"y_{split}"]).long()
-    return out
-
-
-def load_pair(path):
-    """{run name: model}, {name: spec}, metadata of one experiment's checkpoint (safetensors: no pickle)."""
-    return load_checkpoint(path, build)
+    if dataset == "cifar10":
+        return load_images(path, layout="chw", normalise="per_channel", mean=CIFAR_MEAN, std=CIFAR_STD)
+    return load_images(path, layout="flat")
 
 
 def states_at(models, specs, epoch=None):

@@ -1,4 +1,4 @@
-"""layerwise_lmc: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""layerwise_lmc: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per experiment (a pair A, B of one architecture), then five analyses: the single-layer barriers
 over the depth sweep with the shared-init and bilinear pairs (`barriers`), the heat map over training checkpoints
@@ -6,7 +6,7 @@ over the depth sweep with the shared-init and bilinear pairs (`barriers`), the h
 network of section 4 (`deep_linear`, which trains its tiny float64 models itself).
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=60),  # full: ResNet-18 pair, 60 epochs
@@ -76,6 +76,20 @@ def history_path(paper, experiment):
 
 def data_path(cfg, experiment):
     return f"data/prepared/{_train(cfg, experiment)['dataset']}.safetensors"
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"experiment": "|".join(cfg["experiments"])},
+             inputs={"data": lambda w: data_path(cfg, w.experiment)},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": history_path(paper, "{experiment}")},
+             # only this experiment's slice of the config: editing another experiment retrains nothing here
+             params=lambda w: {"experiment": w.experiment, "device": cfg["device"],
+                               "cfg": {"train": cfg["train"], "seeds": cfg["seeds"], "width": cfg["width"],
+                                       "experiments": {w.experiment: cfg["experiments"][w.experiment]}}}),
+    ]
 
 
 def analyses(paper):

@@ -12,10 +12,10 @@ import torch
 from shared.io.files import read_json
 from shared.nn import feature_stages as fs
 from shared.nn.group_analysis import unit_alignment
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.train.full_batch import first_step_reaching
 
-from .common import components_of, feature_stats, load_models, split, table
+from .common import components_of, feature_stats, split, table
 
 
 def arr(history, key):

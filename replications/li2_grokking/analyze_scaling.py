@@ -8,7 +8,7 @@ import numpy as np
 
 from shared.io.files import read_json
 from shared.pipeline.run import start_run, write_metrics
-from shared.stats import crossing, linear_fit
+from shared.stats import bracket_slopes, crossing, linear_fit
 
 
 def nearest(values, target):
@@ -55,12 +55,11 @@ def main():
     # and a continuous boundary from the mean final test accuracy crossing boundary_level (both added after the
     # first run showed every p_b on the same grid interval; deviations.md).
     lo, hi = np.array(brackets).T
-    corners = [linear_fit(x, np.log(np.where(np.array(bits) == 1, hi, lo)))["slope"]
-               for bits in np.ndindex(*(2,) * len(orders))] if np.all(np.isfinite(lo + hi)) else [float("nan")]
+    slope_min, slope_max = bracket_slopes(x, np.log(lo), np.log(hi))
     soft = np.array(soft)
     soft_fit = linear_fit(x, np.log(soft)) if np.all(np.isfinite(soft)) else {"slope": float("nan"),
                                                                               "slope_stderr": float("nan")}
-    m.update({"slope_bracket_min": float(min(corners)), "slope_bracket_max": float(max(corners)),
+    m.update({"slope_bracket_min": slope_min, "slope_bracket_max": slope_max,
               "soft_slope": soft_fit["slope"], "soft_slope_stderr": soft_fit["slope_stderr"],
               "soft_constant_c": float(math.exp(np.mean(np.log(soft * orders / np.log(orders)))))})
     c_each = boundaries * orders / np.log(orders)

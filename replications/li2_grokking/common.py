@@ -10,9 +10,6 @@ from shared.nn import feature_stages as fs
 from shared.nn.group_analysis import unit_alignment
 from shared.nn.multiplicative import centred_targets
 from shared.pipeline.run import derive_seed
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 
 def critical_fraction(order, c):
@@ -101,7 +98,3 @@ def stage_recorder(a, b, labels, masks, etas, components, p, stage_every, top_pa
 def components_of(order):
     return real_components(cyclic(order))
 
-
-def load_models(path):
-    """{name: stacked network}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)

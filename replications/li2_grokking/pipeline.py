@@ -1,4 +1,4 @@
-"""li2_grokking: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""li2_grokking: the Python side of its workflow. See shared/pipeline/paper.py.
 
 Training jobs (each one stacked train_full_batch call per network width): `grok` (eta on/off with the stage
 statistics recorded along the way), `width` (eta = 0 at widths around n) and `scaling<M>` (one per group order M:
@@ -8,7 +8,7 @@ features, the stages, the width test) and `scaling` (success rates, boundaries, 
 import math
 
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=120),
@@ -42,6 +42,20 @@ def checkpoint_path(paper, experiment):
 
 def history_path(paper, experiment):
     return paper.out(f"models/{experiment}.json")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"experiment": EXPERIMENT_PATTERN},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": history_path(paper, "{experiment}")},
+             # only this experiment's slice of the config, so editing another experiment does not retrain this one
+             params=lambda w: {"experiment": w.experiment,
+                               **{k: cfg[k] for k in ("device", "activation", "lr", "critical_c")},
+                               "analysis": cfg["analysis"],
+                               "section": cfg["scaling" if w.experiment.startswith("scaling") else w.experiment]}),
+    ]
 
 
 def analyses(paper):

@@ -2,9 +2,6 @@
 import torch
 
 from shared.data.icl_regression import embed, sample_prompts
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 TEST_SEED = 99  # the official code's fixed test batch (seed 99)
 
@@ -28,6 +25,3 @@ def test_batch(setting, cfg, size):
     gen = torch.Generator().manual_seed(TEST_SEED)
     return sampler(cfg["d"], cfg["n"], setting["covariates"], cfg["gamma_shape"])(size, gen)
 
-
-def load_models(path):
-    return load_checkpoint(path, build)

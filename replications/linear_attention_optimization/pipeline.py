@@ -1,6 +1,6 @@
-"""linear_attention_optimization: the Python side of its workflow (rules.smk holds only rules)."""
+"""linear_attention_optimization: the Python side of its workflow."""
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {"train": Resources(gpu=True, threads=2, mem_mb=8000, runtime=60),
              "analyze": Resources(gpu=False, threads=2, mem_mb=8000, runtime=60)}
@@ -47,6 +47,14 @@ def train_params(cfg, setting):
     return {"name": setting, **{k: cfg[k] for k in keys}, "setting": s,
             "rmed_steps": cfg["rmed_steps"] if diagnostics else [],
             "smooth_steps": cfg["smooth_steps"] if diagnostics else 0, "smooth_every": cfg["smooth_every"]}
+
+
+def steps(paper):
+    return [
+        Step("train", script="train", priority=1, wildcards={"setting": "|".join(settings(paper.cfg))},
+             outputs={"checkpoint": checkpoint_path(paper, "{setting}"), "history": history_path(paper, "{setting}")},
+             params=lambda w: train_params(paper.cfg, w.setting)),
+    ]
 
 
 def analyses(paper):

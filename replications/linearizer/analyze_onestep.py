@@ -9,8 +9,9 @@ import torch
 
 from shared.io.runtime import generator
 from shared.pipeline.run import write_metrics
+from shared.stats import psnr
 
-from .common import as_float, psnr, relative_errors, spread, start_analysis, summary
+from .common import as_float, relative_errors, spread, start_analysis, summary
 from .quality import PixelPCA, energy_distance, frechet
 from .sampling import collapse, many_steps, one_step_generator
 
@@ -27,7 +28,7 @@ def agreement(model, eps, steps, precision):
         if many is None:
             many = samples[solver] = many_steps(model, eps, steps, solver)
         errors = relative_errors(one, many)
-        out[method] = {"psnr": psnr(one, many), **summary(errors, precision)}
+        out[method] = {"psnr": psnr(one.double(), many.double()), **summary(errors, precision)}
         samples[f"one_{method}"] = one
     return out, samples
 
@@ -38,7 +39,7 @@ def inversion(model, x, steps, method):
     noise = f.pinv()(x)
     recon = f(noise)
     singular = torch.linalg.svdvals(f.matrix.double())
-    return recon, {"psnr": psnr(recon, x), "cond": float(singular[0] / singular[-1])}
+    return recon, {"psnr": psnr(recon.double(), x.double()), "cond": float(singular[0] / singular[-1])}
 
 
 def main():

@@ -1,7 +1,6 @@
 """What this paper's scripts share: prepared data as float tensors, the trained model of a checkpoint, what every
 analysis starts with, and error measures."""
 import json
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -9,6 +8,7 @@ import torch
 
 from shared.data import read_prepared
 from shared.pipeline.run import load_models, start_run
+from shared.stats import rel_err
 
 from .model import build
 
@@ -59,15 +59,8 @@ def start_analysis():
 
 
 def relative_errors(a, b):
-    """||a - b|| / ||b|| per element of a batch (flattened), as a float64 numpy array."""
-    a, b = a.flatten(1).double(), b.flatten(1).double()
-    return ((a - b).norm(dim=1) / b.norm(dim=1).clamp_min(1e-300)).cpu().numpy()
-
-
-def psnr(a, b, data_range=1.0):
-    """Peak signal-to-noise ratio in dB over the whole batch (mean squared error over all pixels)."""
-    mse = float(((a.double() - b.double()) ** 2).mean())
-    return math.inf if mse == 0 else 10 * math.log10(data_range**2 / mse)
+    """||a - b|| / ||b|| per element of a batch (flattened), in float64, as a numpy array."""
+    return rel_err(a.double(), b.double(), "l2", per_sample=True).cpu().numpy()
 
 
 def summary(errors, precision):

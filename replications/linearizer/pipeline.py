@@ -1,13 +1,13 @@
-"""linearizer: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""linearizer: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One job per model (its own checkpoint), one analysis per model (a onestep model's sampling, inversion and SVD; a
 projective model's idempotency) and one of the algebra's exactness on the model `analysis.algebra.model` names.
 """
 from shared.data import REGISTRY
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
-# Per rule of rules.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+# Per step and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
 RESOURCES = {
     "train": Resources(gpu=True, threads=8, mem_mb=32000, runtime=1440),  # MNIST 47k steps; CelebA 200k at batch 16
     "onestep": Resources(gpu=True, threads=8, mem_mb=64000, runtime=240),  # CelebA: 12,288 x 12,288 step matrices
@@ -108,6 +108,23 @@ def reads(paper, model):
 # ---------------------------------------------------------------- analyses
 def onestep_figures(paper, model):
     return ("toy",) if paper.cfg["models"][model]["dataset"] == "eight_gaussians" else ("samples", "singular")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        # one dataset, prepared for this paper: a registry dataset is read from data/prepared/ (shared prepare_dataset)
+        Step("data", script="prepare_data", wildcards={"dataset": "|".join(cfg["datasets"])},
+             inputs={"source": lambda w: registry_source(w.dataset) or []},
+             outputs={"out": data_path(paper, "{dataset}")},
+             params=lambda w: {"dataset": w.dataset, "spec": cfg["datasets"][w.dataset]}),
+        # one model (its config entry is its slice: editing another model retrains nothing)
+        Step("train", script="train", priority=1, wildcards={"model": "|".join(cfg["models"])},
+             inputs={"data": lambda w: model_data(paper, w.model)},
+             outputs={"checkpoint": paper.out("models/{model}.safetensors"),
+                      "history": paper.out("models/{model}.json")},
+             params=lambda w: {**cfg["models"][w.model], "name": w.model, "device": cfg["device"]}),
+    ]
 
 
 def analyses(paper):

@@ -11,11 +11,12 @@ import numpy as np
 import torch
 
 from shared.nn.dynamic_linear import dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 from shared.train.supervised import evaluate
 
-from .analyze_cnn import jacobian, rel, spread
-from .common import load_data, load_models
+from .analyze_cnn import jacobian, spread
+from .common import load_data
 
 
 def main():
@@ -37,12 +38,12 @@ def main():
     jac = jacobian(net, x)
     pred = f.argmax(1)
     metrics = {
-        "quadratic_rel_err": rel(quad, f).max().item(),
-        "frozen_rel_err": max(rel((lin.weight @ x.unsqueeze(-1)).squeeze(-1), f).max().item(),
-                              rel(lin.weight, rows_exact).max().item(),
+        "quadratic_rel_err": rel_err(quad, f, per_sample=True).max().item(),
+        "frozen_rel_err": max(rel_err((lin.weight @ x.unsqueeze(-1)).squeeze(-1), f, per_sample=True).max().item(),
+                              rel_err(lin.weight, rows_exact, per_sample=True).max().item(),
                               (lin.bias.abs().amax(1) / f.abs().amax(1)).max().item()),
-        "jacobian_identity_err": rel(jac, rows_exact + torch.einsum("cij,nj->nci", B, x)).max().item(),
-        "frozen_vs_jacobian_gap_median": rel(lin.weight, jac).median().item(),
+        "jacobian_identity_err": rel_err(jac, rows_exact + torch.einsum("cij,nj->nci", B, x), per_sample=True).max().item(),
+        "frozen_vs_jacobian_gap_median": rel_err(lin.weight, jac, per_sample=True).median().item(),
         "test_accuracy": acc,
     }
     k = spread(len(x), p["figure_images"]).to(run.device)

@@ -13,9 +13,10 @@ import numpy as np
 import torch
 
 from shared.nn.dynamic_linear import FrozenGates, dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 
-from .common import load_data, load_models
+from .common import load_data
 
 # what the paper analyses that this replication does not run, with the reason (the claims read NOT RUN)
 NOT_RUN = {
@@ -40,17 +41,12 @@ def jacobian(model, x):
     return torch.stack(rows, 1)
 
 
-def rel(a, b):
-    """max |a - b| per sample over max |b| per sample: (N,)"""
-    return (a - b).flatten(1).abs().amax(1) / b.flatten(1).abs().amax(1).clamp_min(1e-300)
-
-
 def linearity_err(fn, z1, z2, alpha=0.7, beta=-1.3):
     """How far fn is from affine: fn(a z1 + b z2) - fn(0) vs a (fn(z1) - fn(0)) + b (fn(z2) - fn(0)), per sample."""
     zero = fn(torch.zeros_like(z1))
     lhs = fn(alpha * z1 + beta * z2) - zero
     rhs = alpha * (fn(z1) - zero) + beta * (fn(z2) - zero)
-    return rel(lhs, rhs)
+    return rel_err(lhs, rhs, per_sample=True)
 
 
 def bias_by_layer(model, x):
@@ -95,7 +91,7 @@ def main():
         network_lin = linearity_err(net, other, noise)
         f_other = net(other)
     hooks.remove()
-    jac_gap = rel(jacobian(net, x), A)
+    jac_gap = rel_err(jacobian(net, x), A, per_sample=True)
 
     votes = A.gather(1, pred.view(n, 1, 1).expand(n, 1, A.shape[-1])).squeeze(1)  # A_c for the predicted class
     pixel_term = (A @ x.unsqueeze(-1)).squeeze(-1)  # A_x x per class
@@ -124,11 +120,11 @@ def main():
 
     med = lambda t: t.median().item()
     metrics = {
-        "replay_rel_err": rel(pixel_term + b, f).max().item(),
+        "replay_rel_err": rel_err(pixel_term + b, f, per_sample=True).max().item(),
         "probe_linearity_err": frozen_lin.max().item(),
         "jacobian_gap": jac_gap.max().item(),
         "nobias_bias_max": nobias.bias.abs().max().item(),
-        "locality_gap_median": med(rel(lin.apply(other), f_other)),
+        "locality_gap_median": med(rel_err(lin.apply(other), f_other, per_sample=True)),
         "network_linearity_err_median": med(network_lin),
         "bias_share_median": med(share),
         "bias_share_all_logits_median": med(share_all),

@@ -5,17 +5,17 @@ wavelet-type basis; the check here is the dossier's localisation: the share of a
 window around its peak, for the top-k left singular vectors (high-res images), against random vectors. The columns
 (impulse responses) are localised by construction (receptive field) and reported as information.
 """
-import math
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from shared.nn.dynamic_linear import dynamic_linear_map
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import psnr, rel_err
 
-from .analyze_cnn import rel, spread
-from .common import load_data, load_models
+from .analyze_cnn import spread
+from .common import load_data
 from .train_sr import downsample
 
 WINDOW = 7
@@ -27,10 +27,6 @@ def localisation(vectors, channels, side):
     boxes = F.avg_pool2d(energy[:, None], WINDOW, stride=1, padding=WINDOW // 2, count_include_pad=True)
     peak = energy.flatten(1).argmax(1)
     return boxes.flatten(1).gather(1, peak[:, None]).squeeze(1) * WINDOW**2 / energy.flatten(1).sum(1)
-
-
-def psnr(a, b):
-    return 10 * math.log10(1.0 / F.mse_loss(a, b).item())
 
 
 def main():
@@ -56,7 +52,7 @@ def main():
     columns = columns[columns.norm(dim=1) > 0]
     noise = torch.randn(top.shape, generator=run.generator(0, "random_vectors"), dtype=torch.float64)
     metrics = {
-        "replay_rel_err": rel((lin.weight @ x.unsqueeze(-1)).squeeze(-1) + lin.bias, lin.output).max().item(),
+        "replay_rel_err": rel_err((lin.weight @ x.unsqueeze(-1)).squeeze(-1) + lin.bias, lin.output, per_sample=True).max().item(),
         "localised_basis": localisation(top, c, side).median().item(),
         "random_localisation": localisation(noise.to(run.device), c, side).median().item(),
         "column_localisation": localisation(columns, c, side).median().item(),

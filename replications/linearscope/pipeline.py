@@ -1,28 +1,23 @@
-"""linearscope: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py."""
+"""linearscope: the Python side of its workflow. See shared/pipeline/paper.py."""
+from shared.data.registry import shape_mismatch
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 # Per rule: what one job needs. Quick-tier jobs run single-threaded, two at once on two cores.
 RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
              "train_sr": Resources(gpu=True, threads=4, mem_mb=8000, runtime=60),
              "analyze": Resources(gpu=True, threads=4, mem_mb=16000, runtime=60)}
 
-# The registry datasets this paper can use: image shape (channels, side) and classes.
-DATASETS = {"mnist_5k": (1, 28, 10), "mnist": (1, 28, 10), "fashion_mnist": (1, 28, 10), "cifar10": (3, 32, 10)}
 MODELS = {"cnn", "cnn_nobias", "bilinear"}  # the analyses read these three by name
 
 
 def check(cfg):
     """Cross-key checks the schema cannot express (tested without Snakemake)."""
-    channels, size, classes = DATASETS[cfg["dataset"]]
-    wanted = {"in_channels": channels, "size": size}
-    for key, value in wanted.items():
-        if cfg["image"][key] != value:
-            raise ConfigError(f"'image.{key}': {cfg['image'][key]} does not match dataset {cfg['dataset']!r} "
-                              f"(allowed: {value})")
-    if cfg["n_classes"] != classes:
-        raise ConfigError(f"'n_classes': {cfg['n_classes']} does not match dataset {cfg['dataset']!r} "
-                          f"(allowed: {classes})")
+    values = {"image.in_channels": cfg["image"]["in_channels"], "image.size": cfg["image"]["size"],
+              "n_classes": cfg["n_classes"]}
+    if problem := shape_mismatch(cfg["dataset"], values):
+        raise ConfigError(problem)
+    size = cfg["image"]["size"]
     if set(cfg["models"]) != MODELS:
         raise ConfigError(f"'models': {sorted(cfg['models'])} (allowed: exactly {sorted(MODELS)})")
     for name, model in cfg["models"].items():
@@ -43,6 +38,18 @@ def check(cfg):
 
 def data_path(paper):
     return f"data/prepared/{paper.cfg['dataset']}.safetensors"
+
+
+def steps(paper):
+    cfg, data = paper.cfg, {"data": data_path(paper)}
+    return [
+        Step("train", script="train", priority=1, inputs=data,
+             outputs={"checkpoint": paper.out("models/models.safetensors"), "history": paper.out("models/models.json")},
+             params={k: v for k, v in cfg.items() if k != "analysis"}),
+        Step("train_sr", script="train_sr", inputs=data,
+             outputs={"checkpoint": paper.out("models/sr.safetensors"), "history": paper.out("models/sr.json")},
+             params={k: cfg[k] for k in ("device", "dataset", "image", "seed", "sr")}),
+    ]
 
 
 def analyses(paper):

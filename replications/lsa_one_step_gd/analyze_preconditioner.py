@@ -14,14 +14,11 @@ import torch
 
 from shared.data.icl_regression import embed
 from shared.nn import icl_baselines as bl
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 
-from .common import EXPERIMENTS, law, load_models, prompts
+from .common import EXPERIMENTS, law, prompts
 from .model import preconditioner, reference_prediction
-
-
-def rel(a, b):
-    return float(torch.linalg.norm(a - b) / torch.linalg.norm(b))
 
 
 def identity_err(model, spec, count, generator):
@@ -52,9 +49,9 @@ def main():
         eta = bl.eta_star(s["n"], s["d"], s["sigma"])
         eye = torch.eye(s["d"], dtype=torch.float64)
         learned = float(torch.diagonal(gamma).mean())
-        eta_rows.append((s["d"], s["n"], s["sigma"], s["seed"], learned, eta, rel(gamma, eta * eye)))
+        eta_rows.append((s["d"], s["n"], s["sigma"], s["seed"], learned, eta, rel_err(gamma, eta * eye, "l2")))
         if all(s[k] == main_cfg[k] for k in ("d", "n", "sigma")):
-            iso_err_main.append(rel(gamma, eta * eye))
+            iso_err_main.append(rel_err(gamma, eta * eye, "l2"))
             arrays.setdefault("iso_gamma", gamma.numpy())
             arrays.setdefault("iso_star", (eta * eye).numpy())
     rows = np.array(eta_rows, dtype=float)
@@ -78,9 +75,9 @@ def main():
         cov, w_cov = law(s)
         star = bl.gamma_star(cov, w_cov, s["n"], s["sigma"])
         scalar = torch.trace(star) / s["d"] * torch.eye(s["d"], dtype=torch.float64)
-        errs.append(rel(gamma, star))
-        scalar_errs.append(rel(scalar, star))
-        m["noniso_star_vs_eta_inv_cov"] = rel(star, bl.eta_star(s["n"], s["d"], s["sigma"]) * torch.linalg.inv(cov))
+        errs.append(rel_err(gamma, star, "l2"))
+        scalar_errs.append(rel_err(scalar, star, "l2"))
+        m["noniso_star_vs_eta_inv_cov"] = rel_err(star, bl.eta_star(s["n"], s["d"], s["sigma"]) * torch.linalg.inv(cov), "l2")
         arrays.setdefault("noniso_gamma", gamma.numpy())
         arrays.setdefault("noniso_star", star.numpy())
     m["noniso_gamma_rel_err"] = max(errs)
@@ -104,7 +101,7 @@ def main():
             den += float((pred * pred).sum())
         eta_f = num / den
         eye = torch.eye(s["d"], dtype=torch.float64)
-        r_errs.append(rel(gamma, eta_f * eye))
+        r_errs.append(rel_err(gamma, eta_f * eye, "l2"))
         off.append(float((gamma - torch.diag(torch.diagonal(gamma))).abs().max() / eta_f))
         m.setdefault("relu_eta_f", eta_f)
         m.setdefault("relu_eta_learned", float(torch.diagonal(gamma).mean()))

@@ -10,9 +10,9 @@ import torch
 
 from shared.data.icl_regression import embed
 from shared.nn import icl_baselines as bl
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import EXPERIMENTS, law, load_models, prompts
+from .common import EXPERIMENTS, law, prompts
 from .model import preconditioner
 
 

@@ -4,9 +4,6 @@ import math
 import torch
 
 from shared.data.icl_regression import sample_prompts
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 EXPERIMENTS = ("iso", "noniso", "relu")
 
@@ -69,7 +66,3 @@ def prompts(spec, batch, generator, dtype=torch.float32):
 def chunks(total, size):
     return [min(size, total - i * size) for i in range(math.ceil(total / size))]
 
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)

@@ -1,11 +1,11 @@
-"""lsa_one_step_gd: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""lsa_one_step_gd: the Python side of its workflow. See shared/pipeline/paper.py.
 
 One training job per experiment (iso: the (d, n, sigma) grid; noniso: Sigma of several condition numbers with
 w ~ N(0, Sigma^-1); relu: random ReLU-net targets), then two analyses: the learned preconditioner against theory,
 and the test risk against one-step GD and ridge.
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 EXPERIMENTS = ("iso", "noniso", "relu")
 
@@ -32,6 +32,19 @@ def check(cfg):
 
 def checkpoint_path(paper, experiment):
     return paper.out(f"models/{experiment}.safetensors")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"experiment": "|".join(EXPERIMENTS)},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": paper.out("models/{experiment}.json")},
+             # only this experiment's slice of the config, so editing another experiment does not retrain this one
+             params=lambda w: {"experiment": w.experiment,
+                               **{k: cfg[k] for k in ("device", "model", "optim", "seeds", "basis_seed")},
+                               "experiments": {w.experiment: cfg["experiments"][w.experiment]}}),
+    ]
 
 
 def analyses(paper):

@@ -1,10 +1,10 @@
-"""mup_lr_transfer: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""mup_lr_transfer: the Python side of its workflow. See shared/pipeline/paper.py.
 
 Two training jobs (one-step sweeps of muP / SP / NTP over widths and seeds; t-step sweeps under muP), then two
 analyses: the one-step optimum against eta*_inf and the width trends, and the t-step argmin across widths.
 """
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 from .common import EXPERIMENTS
 
@@ -34,6 +34,18 @@ def check(cfg):
 
 def checkpoint_path(paper, experiment):
     return paper.out(f"models/{experiment}.safetensors")
+
+
+def steps(paper):
+    cfg = paper.cfg
+    return [
+        Step("train", script="train", priority=1, wildcards={"experiment": "|".join(EXPERIMENTS)},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": paper.out("models/{experiment}.json")},
+             # only this experiment's slice of the config, so editing the other experiment does not retrain this one
+             params=lambda w: {"experiment": w.experiment, "device": cfg["device"], "data": cfg["data"],
+                               "schemes": cfg["schemes"], w.experiment: cfg[w.experiment]}),
+    ]
 
 
 def analyses(paper):

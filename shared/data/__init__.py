@@ -12,12 +12,14 @@ from shared.data.prepare import (
            content_sha256,
            load,
            prepare,
+           prepare_digits,
            read_prepared,
+           split_by_class,
            write_safetensors,
 )
 from shared.data.registry import IDX_FILENAMES, IDX_ROLES, REGISTRY, Dataset, RemoteFile
 
 __all__ = ["ARRAY_KEYS", "_check_images", "IDX_FILENAMES", "IDX_IMAGES_MAGIC", "IDX_LABELS_MAGIC", "IDX_ROLES", "REGISTRY",
            "TEXT_ARRAY_KEYS", "DataCorrupted", "Dataset", "DatasetUnavailable", "RemoteFile", "content_sha256",
-           "fetch", "load", "load_idx_splits", "load_tinystories", "prepare", "read_idx", "read_prepared",
-           "write_safetensors"]
+           "fetch", "load", "load_idx_splits", "load_tinystories", "prepare", "prepare_digits", "read_idx",
+           "read_prepared", "split_by_class", "write_safetensors"]

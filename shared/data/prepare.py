@@ -90,6 +90,32 @@ def prepare(name, out_path, cache_dir=None):
     return Path(out_path)
 
 
+def split_by_class(x, y, test_fraction):
+    """{x_train, y_train, x_test, y_test}: the last `test_fraction` of each class's rows (rounded) is test. A split
+    by position, never by RNG, so it depends on no seed."""
+    train_idx, test_idx = [], []
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        n_test = round(test_fraction * len(rows))
+        train_idx.append(rows[: len(rows) - n_test])
+        test_idx.append(rows[len(rows) - n_test:])
+    train_idx, test_idx = np.concatenate(train_idx), np.concatenate(test_idx)
+    return {"x_train": x[train_idx], "y_train": y[train_idx], "x_test": x[test_idx], "y_test": y[test_idx]}
+
+
+def prepare_digits(out_path, test_fraction):
+    """scikit-learn's bundled 8x8 digits (1,797 images, 16 grey levels; no download) as float32 in [0, 1], split by
+    position within each class (split_by_class), written through write_safetensors. Returns the arrays."""
+    from sklearn.datasets import load_digits  # scikit-learn comes with mlxtend; only this dataset needs it
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    arrays = split_by_class(x, digits.target.astype(np.int64), test_fraction)
+    meta = {"dataset": "digits", "source": "sklearn.datasets.load_digits", "test_fraction": str(test_fraction)}
+    with atomic_path(out_path) as tmp:
+        write_safetensors({k: np.ascontiguousarray(v) for k, v in arrays.items()}, tmp, meta)
+    return arrays
+
+
 def content_sha256(arrays, metadata):
     """sha256 of the metadata (but this digest) and of every array's name, dtype, shape and bytes, in key order."""
     digest = hashlib.sha256(json.dumps({k: v for k, v in metadata.items() if k != DIGEST_KEY}, sort_keys=True).encode())

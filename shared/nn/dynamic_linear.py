@@ -145,6 +145,21 @@ def freezer(module):
     return None
 
 
+class ConstantGate(nn.Module):
+    """The identity on a gate tensor computed by a function (e.g. softmax inside a library's attention, which no
+    hook can reach): pass the factor through it, and under dynamic_linear_map its value at x is recorded, then
+    replayed as a constant when the network is run at z."""
+
+    def forward(self, gate):
+        return gate
+
+    def dynamic_gate(self, inputs, output):
+        return output
+
+    def dynamic_replay(self, inputs, gate):
+        return gate
+
+
 class FrozenGates:
     """Forward hooks on every gated module of `model`: `record` stores each call's gate in call order, `replay` feeds
     the stored gates to the next pass (a module called twice gets its two gates in order). Outer gated modules

@@ -30,6 +30,14 @@ def layer_groups(state):
     return groups
 
 
+def random_direction_like(state, keys, norm, generator):
+    """{key: float64 tensor}: a Gaussian direction over the entries `keys` of `state`, scaled to total norm `norm`
+    (a random move of the same size as a given one, e.g. along one layer group)."""
+    noise = {k: torch.randn(state[k].shape, generator=generator, dtype=torch.float64) for k in keys}
+    scale = norm / torch.cat([v.flatten() for v in noise.values()]).norm()
+    return {k: v * scale for k, v in noise.items()}
+
+
 def interpolate(state_a, state_b, lam, keys=None, base="a"):
     """A state_dict: keys (default: every floating-point entry) at (1 - lam) a + lam b, the others from `base`."""
     if base not in ("a", "b"):

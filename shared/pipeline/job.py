@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.io.files import write_json
+from shared.pipeline import worker
 
 CONSOLE_INTERVAL_S = float(os.environ.get("REPLICATE_CONSOLE_INTERVAL_S", 60))
 STEP = re.compile(r"(\d+) of (\d+)")
@@ -109,7 +110,8 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     say(f"[{label}] started (log: {log})")
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        # a single-threaded `python -m` job forks from a warm worker that has torch imported, else starts cold
+        proc = worker.start(command, out) or subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         # a cancelled job (Ctrl-C, Snakemake or Slurm sending SIGTERM) takes its script down with it
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda signum, frame: (proc.send_signal(signum), sys.exit(128 + signum)))
@@ -124,7 +126,7 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
                 say(f"[{label}] running {minutes(elapsed)}" + (f"; {eta}" if eta else "")
                     + (f"; {line}" if line else ""))
     wall = time.time() - started
-    cpu = children_cpu_seconds() - cpu0
+    cpu = proc.cpu_s if isinstance(proc, worker.WarmJob) else children_cpu_seconds() - cpu0
     cost = {"job": label, "script": command[2] if command[1:2] == ["-m"] and len(command) > 2 else command[0],
             "exit_status": status,
             "started_utc": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),

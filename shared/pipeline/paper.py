@@ -3,12 +3,14 @@
 `replications/<paper>/pipeline.py` declares the paper's Python side of the workflow as plain data and functions:
 
     NEEDS = ("other_paper",)          # papers whose outputs this one reads (optional)
-    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per rule (optional)
+    RESOURCES = {"train": Resources(gpu=True, threads=8, mem_mb=16000, runtime=240)}   # per step (optional)
     def check(cfg): ...               # cross-key checks the schema cannot express; raise ConfigError (optional)
+    def steps(paper): ...             # [Step(...)]: the script steps that make what analyses read (data, train, ...)
     def analyses(paper): ...          # [Analysis(...)]: what each metrics namespace reads, and its figures
     def skipped(paper): ...           # {namespace: reason} for analyses this tier does not run (optional)
 
-`rules.smk` beside it holds only rules; each reaches this object as `P` (see shared/pipeline/rules/paper.smk).
+Steps and analyses run by the shared rules of shared/pipeline/rules/paper.smk. A `rules.smk` beside pipeline.py is
+optional and holds only rules no Step can express; each reaches this object as `P`.
 """
 import ast
 import importlib
@@ -44,6 +46,28 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One script step that is not an analysis (data, train, ...), run as the rule <paper>_<name>: `script` (a module
+    of the paper) reads `inputs` ({argument: path pattern, or a function of the wildcards}) with `params` (the
+    step's slice of the config, or a function of the wildcards giving it: editing another slice reruns nothing)
+    and writes `outputs` ({argument: path pattern}); `{wildcard}`s in the outputs make one job per value."""
+
+    name: str
+    script: object  # a module of the paper, or a function of the wildcards naming one
+    outputs: dict
+    params: object = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)
+    wildcards: dict = field(default_factory=dict)  # {wildcard: regex} the values may take
+    resources: str = ""  # the key of the paper's RESOURCES that sizes this job; default: the step's name
+    priority: int = 0  # train steps say 1: long jobs first, so that the cores stay busy to the end
+    log: str = ""  # the log's name under results/<paper>/<tier>/logs/; default: name_{wildcard}_...
+
+    def log_name(self):
+        found = dict.fromkeys(w for path in self.outputs.values() for w in re.findall(r"{(\w+)", str(path)))
+        return self.log or "_".join([self.name, *(f"{{{w}}}" for w in found)])
+
+
+@dataclass(frozen=True)
 class Resources:
     """What one job needs. `threads` applies at the full tier; quick-tier jobs run single-threaded (small models,
     so `--cores N` runs N of them at once) unless `quick_threads` says otherwise. `gpu` is requested only when the
@@ -58,12 +82,12 @@ class Resources:
 
 
 DEFAULT_RESOURCES = Resources()
-LOCAL_RULES = ("config", "figure", "report")  # cheap bookkeeping: never sent to a cluster
+SHARED_RULES = ("config", "analyze", "figure", "report")  # shared/pipeline/rules/paper.smk: no step takes these names
 
 
 def discover_papers(replications_dir):
-    """Every folder of replications/ holding a rules.smk is a paper."""
-    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "rules.smk").is_file())
+    """Every folder of replications/ holding a pipeline.py is a paper."""
+    return sorted(p.name for p in Path(replications_dir).iterdir() if (p / "pipeline.py").is_file())
 
 
 def papers_named_by(argv, papers):
@@ -137,9 +161,17 @@ class Paper:
         with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
+        with self._declaring("steps(paper)"):
+            steps = getattr(self.module, "steps", lambda paper: [])(self)
+        self.steps = {s.name: s for s in steps}
+        if len(self.steps) < len(steps):
+            raise ConfigError(f"{self.name}: two steps share a name ({', '.join(s.name for s in steps)})")
         self._check_analyses()
+        self._check_steps()
         self._check_claim_metrics()
         self.resources_table = getattr(self.module, "RESOURCES", {})
+        rules = self.root / self.dir / "rules.smk"
+        self.rules_file = f"{self.dir}/rules.smk" if rules.is_file() else None  # optional: rules no Step expresses
 
     @contextmanager
     def _declaring(self, what):
@@ -180,11 +212,21 @@ class Paper:
             for fig in a.figures:
                 if not re.fullmatch(FIGURE_NAME, fig):
                     raise ConfigError(f"{self.name}: figure name {fig!r} must match {FIGURE_NAME}")
-                if not (self.root / self.dir / f"plot_{fig}.py").is_file():
-                    raise ConfigError(f"{self.name}: analysis {a.ns!r} draws figure {fig!r}, "
-                                      f"but {self.dir}/plot_{fig}.py does not exist")
-            if not (self.root / self.dir / f"{a.script}.py").is_file():
-                raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{a.script}.py, which does not exist")
+                if script_module(self.root / self.dir, f"plot_{fig}", self.name) is None:
+                    raise ConfigError(f"{self.name}: analysis {a.ns!r} draws figure {fig!r}, but neither "
+                                      f"{self.dir} nor a sub-package of it holds plot_{fig}.py")
+            if script_module(self.root / self.dir, a.script, self.name) is None:
+                raise ConfigError(f"{self.name}: analysis {a.ns!r} runs {self.dir}/{module_file(a.script)}, "
+                                  f"which does not exist")
+
+    def _check_steps(self):
+        for step in self.steps.values():
+            if not re.fullmatch(NAMESPACE, step.name) or step.name in SHARED_RULES:
+                raise ConfigError(f"{self.name}: step name {step.name!r} must match {NAMESPACE} and differ from the "
+                                  f"shared rules ({', '.join(SHARED_RULES)})")
+            if not callable(step.script) and script_module(self.root / self.dir, step.script, self.name) is None:
+                raise ConfigError(f"{self.name}: step {step.name!r} runs {self.dir}/{module_file(step.script)}, "
+                                  f"which does not exist")
 
     # ---------------------------------------------------------------- paths
     def out(self, relative):
@@ -213,7 +255,8 @@ class Paper:
         return local_imports(self.root / self.dir, script, self.name)
 
     def module_name(self, script):
-        return f"replications.{self.name}.{script}"
+        """The module `python -m` runs: `script` under this paper's package, a bare plot_<fig> found in its part."""
+        return f"replications.{self.name}.{script_module(self.root / self.dir, script, self.name) or script}"
 
     def step(self, script):
         """The params every script step shares (`params: **P.step("train"), p=...`): the interpreter Snakemake runs
@@ -222,6 +265,17 @@ class Paper:
         module = (lambda w: self.module_name(script(w))) if callable(script) else self.module_name(script)
         return {"python": sys.executable, "module": module,
                 "paths": lambda wildcards, input, output: path_args([*input.items(), *output.items()])}
+
+    def step_inputs(self, step):
+        """A Step's inputs, its code first (editing the script or a module it imports reruns the step)."""
+        code = (lambda w: self.code(step.script(w))) if callable(step.script) else self.code(step.script)
+        return {"code": code, **step.inputs}
+
+    def step_params(self, step):
+        """A Step's `p` param: its config slice as JSON, computed per job when it depends on the wildcards."""
+        if callable(step.params):
+            return lambda wildcards: self.params(step.params(wildcards))
+        return self.params(step.params)
 
     # ---------------------------------------------------------------- resources
     def threads(self, kind):
@@ -250,29 +304,59 @@ def resolve_device(requested, accelerator=None):
     return "cuda" if Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") else "cpu"
 
 
+def script_module(paper_dir, script, paper):
+    """`script` as a module path under its paper's package, or None when there is no such file. A dotted name is
+    taken as it is ("image.train" is image/train.py); a bare name is the one file of that name in the paper's folder
+    or its sub-packages (tests/ aside), so that plot_<fig>.py, named by its figure alone, can sit in its part."""
+    paper_dir = Path(paper_dir)
+    if "." in script:
+        return script if (paper_dir / module_file(script)).is_file() else None
+    found = sorted(path.relative_to(paper_dir) for path in paper_dir.rglob(f"{script}.py"))
+    found = [path for path in found if "tests" not in path.parts]
+    if len(found) > 1:
+        raise ConfigError(f"{paper}: {script}.py is ambiguous: replications/{paper} holds "
+                          f"{', '.join(map(str, found))}; a script named by its file alone must be unique in the paper")
+    return ".".join(found[0].with_suffix("").parts) if found else None
+
+
+def module_file(module):
+    """"image.train" -> "image/train.py": a module path under a paper's package, as a file in its folder."""
+    return module.replace(".", "/") + ".py"
+
+
 def local_imports(paper_dir, script, paper):
     """[paper_dir/script.py, paper_dir/<module>.py ...]: the script and its paper-local imports, transitively,
-    found by reading the source (relative imports and `replications.<paper>.` imports)."""
+    found by reading the source: relative imports of any level (`from .x`, `from ..common`) and
+    `replications.<paper>.` imports. `script` is found as script_module finds it; packages' __init__.py are not
+    followed."""
     paper_dir = Path(paper_dir)
-    seen, todo = [], [script]
+    first = script_module(paper_dir, script, paper)
+    seen, todo = [], [first] if first else []
     while todo:
-        stem = todo.pop()
-        path = paper_dir / f"{stem}.py"
-        if stem in seen or not path.is_file():
+        module = todo.pop()
+        path = paper_dir / module_file(module)
+        if module in seen or not path.is_file():
             continue
-        seen.append(stem)
+        seen.append(module)
+        package = module.split(".")[:-1]  # where the module's relative imports start
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
-                if node.level == 1:
-                    todo.extend([base.split(".")[0]] if base else [a.name for a in node.names])
-                elif base == f"replications.{paper}":
-                    todo.extend(a.name for a in node.names)
-                elif base.startswith(f"replications.{paper}."):
-                    todo.append(base.split(".")[2])
+                if node.level:
+                    up = node.level - 1  # `from .x` stays in the module's package, `from ..x` goes one up
+                    if up > len(package):  # above the paper's package: not the paper's code
+                        continue
+                    target = [*package[:len(package) - up], *filter(None, base.split("."))]
+                elif base == f"replications.{paper}" or base.startswith(f"replications.{paper}."):
+                    target = base.split(".")[2:]
+                else:
+                    continue
+                # `from .a import b`: module a, or b where b is a module of package a (missing files are skipped)
+                todo.extend([".".join(target)] if target else [])
+                todo.extend(".".join([*target, a.name]) for a in node.names)
             elif isinstance(node, ast.Import):
-                todo.extend(a.name.split(".")[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
-    return [str(paper_dir / f"{stem}.py") for stem in seen]
+                todo.extend(a.name.split(".", 2)[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
+    return [str(paper_dir / module_file(module)) for module in seen]
 
 
 def step_shell():
@@ -284,10 +368,10 @@ def step_shell():
 
 
 def path_args(named, skip=("code",)):
-    """Named inputs and outputs as `--name path [path ...]` arguments (the code files excluded)."""
+    """Named inputs and outputs as `--name path [path ...]` arguments (the code files and empty inputs excluded)."""
     parts = []
     for name, value in named:
-        if name in skip:
+        if name in skip or (isinstance(value, (list, tuple)) and not value):
             continue
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(f"--{name} " + " ".join(_quote(v) for v in values))

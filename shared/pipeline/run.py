@@ -7,8 +7,10 @@ metadata schema (runs, device, wall time, training-time provenance) that `load_m
 """
 import argparse
 import hashlib
+import importlib
 import json
 import math
+import sys
 import time
 
 import numpy as np
@@ -86,9 +88,12 @@ def start_run(*paths, many=(), optional=()):
     return RunContext(args)
 
 
-def load_models(path, build):
+def load_models(path, build=None):
     """{run name: model in eval mode, weights frozen}, {name: run spec} and the metadata of a checkpoint written by
-    `Run.save` (safetensors: no pickle is executed). `build(spec)` makes the untrained model of one run."""
+    `Run.save` (safetensors: no pickle is executed). `build(spec)` makes the untrained model of one run; by default
+    the `build` of the calling script's paper (`replications.<paper>.model.build`)."""
+    if build is None:
+        build = paper_build(sys._getframe(1).f_globals.get("__package__"))
     states, meta = load_state_dicts(path)
     models = {}
     for spec in meta["runs"]:
@@ -97,6 +102,14 @@ def load_models(path, build):
         model.requires_grad_(False)  # analysis only reads the weights
         models[spec["name"]] = model.eval()
     return models, {s["name"]: s for s in meta["runs"]}, meta
+
+
+def paper_build(package):
+    """`build` of a paper package's model.py, e.g. paper_build("replications.distmult")."""
+    if not package:
+        raise ValueError("load_models(path) without `build` must be called from a paper's package "
+                         "(replications.<paper>.<script>); pass build= elsewhere")
+    return importlib.import_module(f"{package}.model").build
 
 
 def _explicit(value):

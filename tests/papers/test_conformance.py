@@ -1,12 +1,14 @@
 """What every paper folder must do, checked for every discovered paper and for a paper fresh from the template.
 
-Each paper's quick tier runs once, from its tests/tiny.yaml, in a scratch copy (the `tiny_render` fixture); the
-other checks are dry runs against that copy, so they cost a workflow parse each:
-  * the report renders and scores every claim; the rerun is a no-op;
+Each paper's quick tier runs once, from its tests/tiny.yaml, in a scratch copy (the `tiny_render` fixture); two
+dry runs against that copy make the other checks of that tier:
+  * the report renders and scores every claim; the rerun is a no-op (the first dry run);
   * editing a figure script redraws that figure only; editing model.py retrains; editing a caption re-renders
-    only the report;
+    only the report; a config override reruns the work it changes (the second dry run, all four edits at once:
+    each edit's effect is the jobs that read its file and those downstream of them);
   * `replicate check-claims` exits 1 exactly when a claim FAILs;
-  * the full tier parses and plans with each profile (default, full, slurm), nothing run.
+  * the full tier plans with each profile (default, full, slurm), nothing run: one dry run per profile for all
+    papers together.
 """
 import csv
 import json
@@ -91,34 +93,77 @@ def test_rerun_is_a_no_op(paper):
     assert "Nothing to be done" in dry_run(repo, name, *tiny)
 
 
-def test_figure_edit_redraws_only_figures(paper):
+def planned_jobs(output):
+    """The jobs a dry run with -p printed, each as {rule, input, output, reason, shell}."""
+    jobs = []
+    for block in re.split(r"^\[[^\]\n]+\]$", output, flags=re.M)[1:]:
+        block = block.split("\nJob stats:")[0]
+        fields = dict(re.findall(r"^    (\w+): (.*)$", block, re.M))
+        shell = re.search(r"^Shell command: (.*)$", block, re.M)
+        jobs.append({"rule": re.search(r"^(?:local)?rule (\w+):", block, re.M)[1], "reason": fields.get("reason", ""),
+                     "input": set(filter(None, fields.get("input", "").split(", "))),
+                     "output": set(filter(None, fields.get("output", "").split(", "))),
+                     "shell": shell[1] if shell else ""})
+    return jobs
+
+
+def downstream(jobs, start):
+    """The rules of `start` and of every job that reads, directly or not, what they write."""
+    found = list(start)
+    while more := [j for j in jobs if j not in found and j["input"] & set().union(*(f["output"] for f in found))]:
+        found += more
+    return {j["rule"] for j in found}
+
+
+_EDIT_PLANS = {}
+
+
+def edit_plan(paper):
+    """One dry run (with shell commands) after editing a figure script, the model, a caption, and overriding the first
+    number of the tiny config: (planned jobs, the edited files relative to the copy, the override's key path and new
+    value). Each edit's effect is read from the jobs that have its file as an input and the jobs downstream of them."""
     name, repo, tiny = paper
-    plot = sorted((repo / "replications" / name).glob("plot_*.py"))[0]
-    with edited(plot):
-        planned = planned_rules(dry_run(repo, name, *tiny))
-    assert f"{name}_figure" in planned and f"{name}_report" in planned
-    assert planned <= {f"{name}_figure", f"{name}_report", name}, planned
+    if name not in _EDIT_PLANS:
+        folder = repo / "replications" / name
+        model = folder / "model.py"
+        if not model.is_file():  # its layer is in shared/nn/: the first paper-local module its train script imports
+            model = Path(local_imports(folder, "train", name)[1])
+        files = {"plot": sorted(folder.rglob("plot_*.py"))[0], "model": model,
+                 "caption": sorted((folder / "captions").glob("*.rst"))[0]}
+        path, value = _first_number(tiny_config(name, repo)[name]["quick"])
+        override = value + 1
+        for key in reversed(path):
+            override = {key: override}
+        with edited(files["plot"]), edited(files["model"]), edited(files["caption"]):
+            out = dry_run(repo, name, *tiny, "-p", "--config", f"{name}={json.dumps({'quick': override})}")
+        relative = {k: str(f.relative_to(repo)) for k, f in files.items()}
+        _EDIT_PLANS[name] = planned_jobs(out), relative, path, value + 1
+    return _EDIT_PLANS[name]
+
+
+def test_figure_edit_redraws_only_figures(paper):
+    name = paper[0]
+    jobs, files, _, _ = edit_plan(paper)
+    reading = [j for j in jobs if files["plot"] in j["input"]]
+    assert reading and {j["rule"] for j in reading} == {f"{name}_figure"}, reading
+    affected = downstream(jobs, reading)
+    assert f"{name}_report" in affected and affected <= {f"{name}_figure", f"{name}_report", name}, affected
 
 
 def test_model_edit_retrains(paper):
     """model.py, or where the paper has none (its layer is in shared/nn/), the first paper-local module that its
     train script imports."""
-    name, repo, tiny = paper
-    folder = repo / "replications" / name
-    model = folder / "model.py"
-    if not model.is_file():
-        model = Path(local_imports(folder, "train", name)[1])
-    with edited(model):
-        planned = planned_rules(dry_run(repo, name, *tiny))
-    assert any(rule.startswith(f"{name}_train") for rule in planned), planned
+    name = paper[0]
+    jobs, files, _, _ = edit_plan(paper)
+    assert any(j["rule"].startswith(f"{name}_train") and files["model"] in j["input"] for j in jobs), files["model"]
 
 
 def test_caption_edit_rerenders_only_the_report(paper):
-    name, repo, tiny = paper
-    caption = sorted((repo / "replications" / name / "captions").glob("*.rst"))[0]
-    with edited(caption):
-        planned = planned_rules(dry_run(repo, name, *tiny))
-    assert planned == {f"{name}_report", name}, planned
+    name = paper[0]
+    jobs, files, _, _ = edit_plan(paper)
+    reading = [j for j in jobs if files["caption"] in j["input"]]
+    assert {j["rule"] for j in reading} == {f"{name}_report"}, reading
+    assert downstream(jobs, reading) == {f"{name}_report", name}
 
 
 def _first_number(mapping, path=()):
@@ -133,16 +178,16 @@ def _first_number(mapping, path=()):
 
 def test_a_config_override_reruns_the_jobs_it_changes(paper):
     """A changed setting never leaves the rendered report standing in for the new config: Snakemake's params
-    trigger reruns the jobs whose slice of the config changed, and the report that reads them."""
-    name, repo, tiny = paper
-    tiny_cfg = tiny_config(name, repo)[name]["quick"]
-    path, value = _first_number(tiny_cfg)
-    override = value + 1
-    for key in reversed(path):
-        override = {key: override}
-    planned = planned_rules(dry_run(repo, name, *tiny, "--config", f"{name}={json.dumps({'quick': override})}"))
-    assert {f"{name}_config", f"{name}_report"} <= planned, (path, planned)
-    assert planned - {f"{name}_config", f"{name}_figure", f"{name}_report", name}, (path, planned)  # the work too
+    trigger reruns the config rule (its reason says so) and the work whose parameters carry the new value (its
+    command shows it, or, where no other edit planned it first, its reason), and the report that reads them."""
+    name = paper[0]
+    jobs, _, path, value = edit_plan(paper)
+    by_rule = {j["rule"]: j for j in jobs}
+    assert "Params have changed" in by_rule[f"{name}_config"]["reason"], by_rule[f"{name}_config"]
+    assert f"{name}_report" in downstream(jobs, [by_rule[f"{name}_config"]])
+    work = [j for j in jobs if j["rule"] not in {f"{name}_config", f"{name}_figure", f"{name}_report", name}]
+    assert any(f'"{path[-1]}": {json.dumps(value)}' in j["shell"] or "Params have changed" in j["reason"]
+               for j in work), (path, value, work)
 
 
 def test_check_claims_exit_code(paper):
@@ -153,20 +198,37 @@ def test_check_claims_exit_code(paper):
     assert proc.returncode == (1 if any(r["status"] == "FAIL" for r in rows) else 0), proc.stdout + proc.stderr
 
 
+PROFILES = {"default": ["--cores", "2", "--config", "tier=full"], "full": ["--profile", "profiles/full"],
+            # as README.md writes it, without --cores (Snakemake would cap every job's threads at it); on CPU nodes
+            # (accelerator=cpu) no job asks for a GPU
+            "slurm": ["--profile", "profiles/slurm"],
+            "slurm_cpu": ["--profile", "profiles/slurm", "--config", "accelerator=cpu"]}
+
+
+@pytest.fixture(scope="module")
+def full_tier_plans(tmp_path_factory):
+    """{profile: dry-run output} of the full tier of every paper and of one fresh from the template, planned together
+    in one copy: one parse per profile, not one per paper."""
+    root = copy_repo(tmp_path_factory.mktemp("full_tier"), PAPERS)
+    new_paper("from_template", root)
+    plans = {}
+    for profile, args in PROFILES.items():
+        proc = snakemake(root, "-n", *PAPERS, "from_template", *args)
+        plans[profile] = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"{profile}: {plans[profile][-3000:]}"
+    return plans
+
+
 @pytest.mark.parametrize("profile", ["default", "full", "slurm"])
-def test_full_tier_plans_with_each_profile(paper, profile):
-    name, repo, _ = paper
+@pytest.mark.parametrize("name", [*PAPERS, "from_template"])
+def test_full_tier_plans_with_each_profile(full_tier_plans, name, profile):
+    outs = [full_tier_plans[profile]]
     if profile == "slurm":
-        # as README.md writes it, without --cores (Snakemake would cap every job's threads at it); on CPU nodes
-        # (accelerator=cpu) no job asks for a GPU, and no job gets a partition, CPUs or GRES from the profile
-        for extra in ([], ["--config", "accelerator=cpu"]):
-            proc = snakemake(repo, "-n", name, "--profile", "profiles/slurm", *extra)
-            out = proc.stdout + proc.stderr
-            assert proc.returncode == 0, out[-3000:]
+        # no job gets a partition, CPUs or GRES from the profile; on CPU nodes none asks for a GPU
+        outs.append(full_tier_plans["slurm_cpu"])
+        for out in outs:
             assert not re.search(r"slurm_partition|cpus_per_task|gres", out), out[-3000:]
-        assert "gpu=1" not in out
-    else:
-        args = ["--config", "tier=full"] if profile == "default" else ["--profile", f"profiles/{profile}"]
-        out = dry_run(repo, name, *args)
-    assert f"reports/{name}/full/report.md" in out
-    assert f"{name}_report" in planned_rules(out)
+        assert "gpu=1" not in outs[-1]
+    for out in outs:
+        assert f"reports/{name}/full/report.md" in out
+        assert f"{name}_report" in planned_rules(out)

@@ -11,11 +11,14 @@ from shared.pipeline.paper import (
     DEFAULT_RESOURCES,
     Paper,
     Resources,
+    Step,
+    discover_papers,
     load_papers,
     local_imports,
     papers_named_by,
     path_args,
     resolve_device,
+    script_module,
 )
 from shared.pipeline.scratch import ROOT, copy_repo, planned_rules, snakemake
 
@@ -99,11 +102,11 @@ def scratch(tmp_path, *names):
 
 
 def test_papers_have_namespaces_of_their_own(tmp_path):
-    """The same function and rule names in two papers: each paper's rule calls its own function."""
+    """The same function and rule names in two papers' optional rules.smk: each paper's rule calls its own function."""
     repo = scratch(tmp_path, "alpha", "beta")
     for name in ("alpha", "beta"):
-        rules = repo / "replications" / name / "rules.smk"
-        rules.write_text(rules.read_text() + f'''
+        (repo / "replications" / name / "rules.smk").write_text(f'''P = config["paper"]
+
 
 def helper():
     return "{name}"
@@ -151,6 +154,40 @@ def test_a_broken_paper_stops_only_runs_that_include_it(tmp_path, breakage, word
     assert "healthy_train" in planned_rules(proc.stdout)
 
 
+def test_step_log_names_default_to_the_step_and_its_wildcards():
+    outputs = {"checkpoint": "results/p/quick/models/{kind}_h{width}.safetensors", "history": "m/{kind}.json"}
+    assert Step("train", script="train", outputs=outputs).log_name() == "train_{kind}_{width}"
+    named = Step("train", script="train", outputs=outputs, log="train_{kind}_h{width}")
+    assert named.log_name() == "train_{kind}_h{width}"
+    assert Step("data", script="prepare_data", outputs={"out": "d.safetensors"}).log_name() == "data"
+
+
+def test_step_params_are_the_slice_of_one_job(monkeypatch):
+    """A step's `p` is its slice of the config as JSON: a function of the wildcards gives each job its own slice."""
+    monkeypatch.chdir(ROOT)
+    paper = Paper("lsa_one_step_gd", "quick")
+    train = paper.steps["train"]
+    relu, iso = (paper.step_params(train)(type("W", (), {"experiment": e})) for e in ("relu", "iso"))
+    assert '"relu"' in relu and '"iso"' not in relu and '"iso"' in iso
+    assert paper.step_inputs(train)["code"][0].endswith("lsa_one_step_gd/train.py")
+    assert paper.rules_file is None  # no rules.smk: the shared rules run its steps
+
+
+@pytest.mark.parametrize("step, words", [
+    (Step("report", script="train", outputs={}), ["'report'", "shared rules"]),
+    (Step("Train", script="train", outputs={}), ["'Train'", "must match"]),
+    (Step("train", script="no_such_script", outputs={}), ["'train'", "no_such_script.py", "does not exist"]),
+])
+def test_bad_steps_are_refused_naming_the_paper_and_step(monkeypatch, step, words):
+    monkeypatch.chdir(ROOT)
+    paper = Paper("lsa_one_step_gd", "quick")
+    paper.steps = {step.name: step}
+    with pytest.raises(ConfigError) as error:
+        paper._check_steps()
+    for word in ["lsa_one_step_gd", *words]:
+        assert word in str(error.value), word
+
+
 def test_paper_errors_name_the_paper_tier_and_key(monkeypatch):
     monkeypatch.chdir(ROOT)
     with pytest.raises(ConfigError, match=r"bilinear_rnn \(quick tier\).*'d_hidden'"):
@@ -164,5 +201,71 @@ def test_no_shared_file_names_a_paper():
     one included) name no paper and no paper's rule."""
     files = [ROOT / "Snakefile", *(ROOT / "shared" / "pipeline" / "rules").glob("*.smk"), *(ROOT / "profiles").rglob("*.yaml")]
     code = "\n".join(line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#"))
-    for name in (p.name for p in (ROOT / "replications").iterdir() if (p / "rules.smk").is_file()):
+    for name in discover_papers(ROOT / "replications"):
         assert name not in code, name
+
+
+# ---------------------------------------------------------------- scripts in a paper's sub-packages
+def _write(root, files):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_local_imports_follow_a_sub_package_and_relative_imports_of_any_level(tmp_path):
+    _write(tmp_path, {
+        "image/__init__.py": "",
+        "image/train.py": "from ..common import load\nfrom .data import x\nfrom . import helpers\n",
+        "image/data.py": "from replications.demo.image.extra import y\nfrom ...elsewhere import z\n",
+        "image/extra.py": "", "image/helpers.py": "",
+        "common.py": "from .model import build\n", "model.py": "",
+        "language/__init__.py": "", "language/train.py": "from ..image import data\n",
+    })
+    found = local_imports(tmp_path, "image.train", "demo")
+    assert found[0] == str(tmp_path / "image" / "train.py")
+    assert sorted(Path(f).relative_to(tmp_path).as_posix() for f in found) == [
+        "common.py", "image/data.py", "image/extra.py", "image/helpers.py", "image/train.py", "model.py"]
+    # `from ..image import data`: a module of a sibling package
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in local_imports(tmp_path, "language.train", "demo")] == [
+        "language/train.py", "image/data.py", "image/extra.py"]
+
+
+def test_script_module_finds_a_bare_name_in_its_part_and_refuses_two(tmp_path):
+    _write(tmp_path, {"train.py": "", "image/__init__.py": "", "image/plot_eigen.py": "", "image/analyze.py": "",
+                      "tests/plot_other.py": ""})
+    assert script_module(tmp_path, "train", "demo") == "train"
+    assert script_module(tmp_path, "plot_eigen", "demo") == "image.plot_eigen"  # a plot is named by its figure
+    assert script_module(tmp_path, "image.analyze", "demo") == "image.analyze"
+    assert script_module(tmp_path, "analyze", "demo") == "image.analyze"
+    assert script_module(tmp_path, "plot_other", "demo") is None  # tests/ holds no scripts
+    assert script_module(tmp_path, "language.analyze", "demo") is None
+    _write(tmp_path, {"language/__init__.py": "", "language/plot_eigen.py": ""})
+    with pytest.raises(ConfigError, match=r"demo: plot_eigen.py is ambiguous.*image/plot_eigen.py, "
+                                          r"language/plot_eigen.py"):
+        script_module(tmp_path, "plot_eigen", "demo")
+
+
+def test_a_paper_runs_scripts_from_its_sub_packages(tmp_path):
+    """The template's analysis and plot moved into a sub-package: the analyze and figure rules find them (their
+    code inputs and `python -m` modules); a figure whose plot script is missing stops the parse, naming it."""
+    repo = scratch(tmp_path, "alpha")
+    paper = repo / "replications" / "alpha"
+    (paper / "part").mkdir()
+    (paper / "part" / "__init__.py").write_text("")
+    analyze = (paper / "analyze.py").read_text()
+    (paper / "part" / "analyze.py").write_text(analyze.replace("from .common", "from ..common"))
+    (paper / "analyze.py").unlink()
+    (paper / "plot_accuracy.py").rename(paper / "part" / "plot_accuracy.py")
+    pipeline = (paper / "pipeline.py").read_text()
+    (paper / "pipeline.py").write_text(pipeline.replace('script="analyze"', 'script="part.analyze"'))
+    proc = snakemake(repo, "-n", "-p", "--cores", "1", "alpha")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "-m replications.alpha.part.analyze " in proc.stdout
+    assert "-m replications.alpha.part.plot_accuracy " in proc.stdout
+    assert "replications/alpha/part/analyze.py, replications/alpha/common.py" in proc.stdout  # `from ..common`
+    assert "input: replications/alpha/part/plot_accuracy.py" in proc.stdout
+    (paper / "part" / "plot_accuracy.py").unlink()
+    proc = snakemake(repo, "-n", "--cores", "1", "alpha")
+    assert proc.returncode != 0
+    assert "alpha: analysis 'classifier' draws figure 'accuracy'" in proc.stdout + proc.stderr
+    assert "plot_accuracy.py" in proc.stdout + proc.stderr

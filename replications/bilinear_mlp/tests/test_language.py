@@ -1,23 +1,20 @@
-"""The paper's language-model helpers (language.py, language_features.py) on random weights in float64: the
-SAE-basis identity of an output latent's interaction matrix (section 3.1), the annotation of the planted negation
+"""The paper's language-model helpers (language/common.py, language/features.py) on random weights in float64:
+the SAE-basis identity of an output latent's interaction matrix (section 3.1), the annotation of the planted negation
 events, and the one checkpoint layout of the transformer and SAE runs."""
 import pytest
 import torch
 
-from replications.bilinear_mlp.analyze_negation import negated_shares, spectrum_summary
-from replications.bilinear_mlp.language import annotate_events, build, load_lm, load_sae
-from replications.bilinear_mlp.language_features import feature_interactions
+from replications.bilinear_mlp.language.analyze_negation import negated_shares, spectrum_summary
+from replications.bilinear_mlp.language.common import annotate_events, build, load_lm, load_sae
+from replications.bilinear_mlp.language.features import feature_interactions
 from shared.io.checkpoints import save_models
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import TopKSAE
 from shared.nn.transformer import Transformer
+from shared.stats import rel_err
 
 F64 = torch.float64
 REL = 1e-12
-
-
-def _rel(a, b):
-    return ((a - b).norm() / b.norm()).item()
 
 
 @pytest.fixture
@@ -41,7 +38,7 @@ def test_sae_basis_identity(mlp_and_saes):
     z1 = analysis.append_one(z)
     for f, q in feature_interactions(model, 0, sae_out, range(9), chunk=4):
         via_basis = ((z1 @ analysis.in_basis(q, lifted)) * z1).sum(-1)
-        assert _rel(via_basis, exact[:, f]) < REL
+        assert rel_err(via_basis, exact[:, f], norm="l2") < REL
 
 
 def test_event_annotation_follows_the_planted_grammar():

@@ -1,13 +1,13 @@
 """bilinear_mlp's workflow: what its tiny quick tier must show (the conformance suite, tests/papers/, checks what
 every paper shares: rerun no-op, figure edit, model edit, check-claims, dry runs), its declarations in
-pipeline.py, the config errors it raises before any job, and a corrupt download stopping it."""
+pipeline.py and a corrupt download stopping it. The config errors it raises before any job are data
+(tests/bad_config.yaml, run by tests/papers/test_paper_configs.py)."""
 import csv
 from pathlib import Path
 
 import pytest
 
 from replications.bilinear_mlp import pipeline
-from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Paper
 from shared.pipeline.scratch import copy_repo, snakemake, tiny_config, tiny_configfiles
 
@@ -84,6 +84,12 @@ def test_identities_fall_back_to_fashion_when_mnist_is_left_out():
     assert "spectra" in p.skipped and "identities" not in p.skipped
 
 
+def test_full_tier_batches_may_hold_every_mnist_image():
+    # the batch-size check follows the dataset (mnist_5k's 4,000 in the quick tier: tests/bad_config.yaml)
+    p = paper("full", {"full": {"experiments": {"base": {"batch_size": 60000}}}})
+    assert p.cfg["experiments"]["base"]["batch_size"] == 60000
+
+
 def test_checkpoint_path_and_run_names_for_other_papers():
     """bilinear_autoencoder reads the size experiment's checkpoint and names its models."""
     p = paper()
@@ -92,30 +98,6 @@ def test_checkpoint_path_and_run_names_for_other_papers():
     assert names[0] == "d_hidden=20,seed=0" and len(names) == 35  # 7 widths x 5 seeds, in grid order
     assert "d_hidden=50,seed=0" in names  # the model bilinear_autoencoder's quick tier reads
     assert pipeline.run_names(p.cfg, "base") == ["bilinear", "reglu", "relu", "bilinear_bias"]
-
-
-# ---------------------------------------------------------------- config errors, before any job
-@pytest.mark.parametrize("overrides, key", [
-    ({"lr": -0.1}, "lr"),
-    ({"device": "tpu"}, "device"),
-    ({"quick": {"experiments": {"base": {"dataset": "cifar10"}}}}, "experiments.base.dataset"),
-    ({"quick": {"experiments": {"base": {"epoch": 3}}}}, "experiments.base"),
-])
-def test_invalid_config_names_the_key(overrides, key):
-    with pytest.raises(ConfigError, match=f"invalid config key '{key}"):
-        paper("quick", overrides)
-
-
-@pytest.mark.parametrize("language, key", [
-    ({"sae": {"layer": 2}}, "language.sae.layer"),
-    ({"model": {"n_head": 3}}, "language.model.n_head"),
-    ({"model": {"n_head": 64}}, "language.model.n_head"),  # heads of one channel: rotary needs pairs
-    ({"sae": {"k": 257}}, "language.sae.k"),
-    ({"sae": {"train_tokens": 10}}, "language.sae.train_tokens"),
-])
-def test_language_cross_key_checks(language, key):
-    with pytest.raises(ConfigError, match=rf"^bilinear_mlp \(quick tier\): '{key}'"):
-        paper("quick", {"quick": {"language": language}})
 
 
 # ---------------------------------------------------------------- data

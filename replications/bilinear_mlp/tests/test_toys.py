@@ -1,11 +1,11 @@
-"""The bilinear_mlp toys: the Boolean task of the authors' tutorial (toy_boolean.py) and the relabelling of section
-4.3's similarity-to-target task (target_task.py). Hand-built networks are checked against their predicted interaction
-matrices in float64."""
+"""The bilinear_mlp toys: the Boolean task of the authors' tutorial (theory/toy_boolean.py) and the relabelling of
+section 4.3's similarity-to-target task (image/target_task.py). Hand-built networks are checked against their
+predicted interaction matrices in float64."""
 import pytest
 import torch
 
-from replications.bilinear_mlp import target_task as task
-from replications.bilinear_mlp import toy_boolean as toy
+from replications.bilinear_mlp.image import target_task as task
+from replications.bilinear_mlp.theory import toy_boolean as toy
 
 F64 = torch.float64
 TRUTH = {  # gate -> outputs on (a, b) = (0, 0), (0, 1), (1, 0), (1, 1)

@@ -1,17 +1,14 @@
-"""Fast checks of the model, the learning-rate groups, the explicit matrices and the config checks."""
-import copy
+"""Fast checks of the model, the learning-rate groups and the explicit matrices; the bad configs are
+tests/bad_config.yaml."""
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
-from replications.compute_better_spent import pipeline
 from replications.compute_better_spent.analyze_identities import explicit, formula, table_of
 from replications.compute_better_spent.model import build, dense_base_multipliers, options
 from shared.nn.parametrization import initialize, param_groups
 from shared.nn.structured import build as build_layer
-from shared.pipeline.config import ConfigError, load_paper_config
 
 SPEC = {"d_input": 784, "n_classes": 10, "depth": 1, "btt_rank": 1, "monarch_blocks": 4}
 
@@ -48,16 +45,3 @@ def test_explicit_matrix(structure, opts):
     x = torch.randn(4, 16, dtype=torch.float64)
     with torch.no_grad():
         assert torch.allclose(layer(x), x @ explicit(layer).T, atol=1e-12)
-
-
-def test_config_checks():
-    cfg = load_paper_config(Path(pipeline.__file__).parent, "quick")
-    pipeline.check(cfg)
-    bad = copy.deepcopy(cfg)
-    bad["widths"]["btt"] = [64, 200, 1024]
-    with pytest.raises(ConfigError, match="perfect square"):
-        pipeline.check(bad)
-    bad = copy.deepcopy(cfg)
-    bad["widths"]["monarch"] = [64, 130, 256]
-    with pytest.raises(ConfigError, match="divisible"):
-        pipeline.check(bad)

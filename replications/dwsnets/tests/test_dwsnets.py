@@ -1,18 +1,15 @@
-"""Fast checks of the models, the permutation augmentation, the training loop (both tasks) and the config checks."""
-import copy
+"""Fast checks of the models, the permutation augmentation and the training loop (both tasks); the bad configs are
+tests/bad_config.yaml."""
 import math
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 import torch
 
-from replications.dwsnets import pipeline
 from replications.dwsnets.common import align, permute_batch
 from replications.dwsnets.model import build
 from replications.dwsnets.train import fit
 from shared.data.inr import inr_forward
-from shared.pipeline.config import ConfigError, load_paper_config
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -60,31 +57,6 @@ def test_fit_runs_both_tasks(regression):
     metric, trace = fit(build(spec), data, data, optim, regression, True, gen, "cpu")
     assert len(trace) == 5 and all(math.isfinite(v) for v in trace)
     assert metric >= 0 if regression else 0 <= metric <= 1
-
-
-def cfg(tier="quick"):
-    return load_paper_config(Path("replications/dwsnets"), tier)
-
-
-def test_config_checks():
-    for tier in ("quick", "full"):
-        pipeline.check(cfg(tier))
-    bad = copy.deepcopy(cfg())
-    bad["sine"]["freq_low"] = 20.0
-    with pytest.raises(ConfigError, match="freq_low"):
-        pipeline.check(bad)
-    bad = copy.deepcopy(cfg())
-    bad["identity"]["n_inrs"] = 10**5
-    with pytest.raises(ConfigError, match="n_inrs"):
-        pipeline.check(bad)
-    bad = copy.deepcopy(cfg("full"))
-    bad["classification"]["n_train"] = [60000]
-    with pytest.raises(ConfigError, match="n_train"):
-        pipeline.check(bad)
-    bad = copy.deepcopy(cfg())
-    bad["kinds"] = ["dws", "stats"]
-    with pytest.raises(ConfigError, match="mlp"):
-        pipeline.check(bad)
 
 
 def test_alignment_keeps_functions_and_moves_towards_the_reference():

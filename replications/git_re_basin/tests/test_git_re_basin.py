@@ -1,30 +1,12 @@
-"""git_re_basin: config loads, the counterexample's endpoints, matching on small random MLPs, barrier forms."""
+"""git_re_basin: the counterexample's endpoints, matching on small random MLPs, barrier forms."""
 import pytest
 import torch
 
 from replications.git_re_basin import counterexample, model
 from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, invert, random_permutation, weight_matching
-from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import load_papers
 
 PAPER = "git_re_basin"
-
-
-def _load(override, tier="quick"):
-    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
-
-
-@pytest.mark.parametrize("tier", ["quick", "full"])
-def test_committed_tiers_load(tier):
-    assert _load({}, tier).cfg["tier"] == tier
-
-
-@pytest.mark.parametrize("override, key", [({"snapshots": {"width": 77, "epochs": [0]}}, "snapshots.width"),
-                                           ({"snapshots": {"width": 128, "epochs": [0, 20]}}, "snapshots.epochs")])
-def test_bad_config_stops_the_parse(override, key):
-    with pytest.raises(ConfigError, match=key.split(".")[-1]):
-        _load(override)
 
 
 def test_counterexample_endpoints_perfect_and_every_permutation_has_a_barrier():

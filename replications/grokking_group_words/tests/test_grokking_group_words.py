@@ -1,4 +1,4 @@
-"""grokking_group_words: config checks, the fusion cover and rank bound from characters, the model's conventions."""
+"""grokking_group_words: the tiers' experiments, the fusion cover and rank bound from characters, the model's conventions."""
 import numpy as np
 import pytest
 import torch
@@ -7,32 +7,15 @@ from replications.grokking_group_words import common, pipeline
 from replications.grokking_group_words.model import build
 from shared.data.groups import by_name, real_components, word_tensor
 from shared.nn.group_analysis import cp_als, support_triples
-from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import load_papers
 
 PAPER = "grokking_group_words"
 
 
-def _load(override, tier="quick"):
-    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
-
-
 @pytest.mark.parametrize("tier", ["quick", "full"])
-def test_committed_tiers_load(tier):
-    cfg = _load({}, tier).cfg
-    assert cfg["tier"] == tier
+def test_committed_tiers_run_grok_and_one_width_sweep_per_group(tier):
+    cfg = load_papers([PAPER], tier, {})[PAPER].cfg
     assert pipeline.experiments(cfg)[0] == "grok" and len(pipeline.experiments(cfg)) == 1 + len(cfg["width"]["groups"])
-
-
-@pytest.mark.parametrize("override, key", [
-    ({"analysis": {"main_fraction": 0.55}}, "main_fraction"),
-    ({"width": {"groups": ["S3", "Q8"]}}, "widths"),
-    ({"analysis": {"strassen_group": "Q8"}}, "strassen_group"),
-    ({"grok": {"steps": 10**9}}, "steps"),
-])
-def test_bad_config_stops_the_parse(override, key):
-    with pytest.raises(ConfigError, match=key):
-        _load(override)
 
 
 @pytest.mark.parametrize("name, bound", [("Z3", (4, 3)), ("Z5", (7, 6)), ("S3", (9, 8)), ("D4", (11, 10)),

@@ -1,46 +1,15 @@
-"""The model's exact one-step-GD identity, the config checks, and a tiny training run (seconds)."""
+"""The model's exact one-step-GD identity and a tiny training run (seconds)."""
 import json
 import subprocess
 import sys
 
-import pytest
 import torch
 
-from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import load_papers
 
 from replications.linear_attention_optimization.common import loss_fn, sampler
 from replications.linear_attention_optimization.model import build
 
 PAPER = "linear_attention_optimization"
-
-
-def _load(override, tier="quick"):
-    return load_papers([PAPER], tier, {PAPER: {tier: override}})[PAPER]
-
-
-@pytest.mark.parametrize("tier", ["quick", "full"])
-def test_committed_tiers_load(tier):
-    assert _load({}, tier).cfg["tier"] == tier
-
-
-@pytest.mark.parametrize("override, key", [
-    ({"steps": 10**12}, "steps"), ({"batch": 10**9}, "batch"),
-    ({"settings": {"normal": {"layers": 10**6}}}, "settings.normal.layers"),
-])
-def test_schema_bounds(override, key):
-    with pytest.raises(ConfigError, match=rf"invalid config key '{key}'"):
-        _load(override)
-
-
-@pytest.mark.parametrize("override, key", [
-    ({"diag_size": 5000}, "diag_size"), ({"rmed_steps": [0, 5000]}, "rmed_steps"),
-    ({"settings": {"normal": {"diagnostics": False}}}, "settings.normal.diagnostics"),
-    ({"analysis": {"noise_setting": "nope"}}, "analysis.noise_setting"),
-])
-def test_cross_key_checks(override, key):
-    with pytest.raises(ConfigError, match=key):
-        _load(override)
 
 
 def test_parameter_count_and_one_step_gd():

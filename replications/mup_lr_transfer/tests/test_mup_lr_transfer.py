@@ -1,16 +1,11 @@
-"""Fast checks of the model, the closed form and the config checks (the conformance suite renders the report)."""
-import copy
-from pathlib import Path
-
+"""Fast checks of the model and the closed form (bad configs: tests/bad_config.yaml; the conformance suite renders the
+report)."""
 import numpy as np
 import pytest
 import torch
-import yaml
 
-from replications.mup_lr_transfer import pipeline
 from replications.mup_lr_transfer.common import eta_inf, kernel, make_data
 from replications.mup_lr_transfer.model import build, gd_losses, hidden_grads, one_step_output
-from shared.pipeline.config import ConfigError
 from shared.train.lr_sweep import evaluate_polynomial, minimise_on_grid, step_polynomial
 
 DATA = {"m": 16, "d": 4, "noise": 0.1, "seed": 123}
@@ -53,18 +48,3 @@ def test_eta_inf_minimises_the_limit_loss():
 
     best, _ = minimise_on_grid(loss, 1e-4, 1e3)
     assert best == pytest.approx(eta_inf(x, y, depth), rel=1e-5)
-
-
-def config():
-    doc = yaml.safe_load((Path(pipeline.__file__).parent / "config.yaml").read_text())
-    return {**copy.deepcopy(doc["common"]), "tier": "quick"}
-
-
-def test_check_accepts_the_tiers_and_rejects_bad_keys():
-    pipeline.check(config())
-    for key, sub, value in (("analysis", "depth", 7), ("analysis", "ref_width", 2048), ("analysis", "steps", 9),
-                            ("multistep", "low", 5.0)):
-        cfg = config()
-        cfg[key][sub] = value
-        with pytest.raises(ConfigError):
-            pipeline.check(cfg)

@@ -1,6 +1,7 @@
 # The rules every paper shares, loaded once per paper as a Snakemake module with that paper as `P`
-# (shared.pipeline.paper.Paper): the resolved config, one rule per analysis namespace, its figures, the report.
-# The Snakefile names them <paper>_config, <paper>_analyze, <paper>_figure, <paper>_report.
+# (shared.pipeline.paper.Paper): the resolved config, one rule per declared Step, one rule over the analysis
+# namespaces, their figures, the report. The Snakefile names them <paper>_config, <paper>_<step>, <paper>_analyze,
+# <paper>_figure, <paper>_report. Config, figure and report are cheap bookkeeping, never sent to a cluster.
 import os
 import sys
 
@@ -20,12 +21,39 @@ rule config:
         P.out("config.json"),
     log:
         P.log("config"),
+    localrule: True
     params:
         cfg=P.params(P.cfg),
     run:
         from shared.io.files import write_text
 
         write_text(output[0], f"{params.cfg}\n")
+
+
+# One rule per Step of pipeline.py (train, data, ...), named by the step. Before Snakemake 9.11.6 a rule named this way
+# lost the module's <paper>_ prefix (hence the Snakefile's min_version).
+for step in P.steps.values():
+
+    rule:
+        name:
+            step.name
+        input:
+            **P.step_inputs(step),
+        output:
+            **step.outputs,
+        log:
+            P.log(step.log_name()),
+        wildcard_constraints:
+            **step.wildcards,
+        priority: step.priority
+        threads: P.threads(step.resources or step.name)
+        resources:
+            **P.resources(step.resources or step.name),
+        params:
+            **P.step(step.script),
+            p=P.step_params(step),
+        shell:
+            step_shell()
 
 
 rule analyze:
@@ -69,6 +97,7 @@ rule figure:
         pdf=f"{P.reports}/figures/{{fig}}--{{ns}}.pdf",
     log:
         P.log("figure_{fig}--{ns}"),
+    localrule: True
     params:
         python=sys.executable,
         module=lambda w: P.module_name(f"plot_{w.fig}"),
@@ -102,6 +131,7 @@ rule report:
         claims_rst=f"{P.reports}/claims.rst",
     log:
         P.log("report"),
+    localrule: True
     params:
         python=sys.executable,
         skipped=P.params(P.skipped),

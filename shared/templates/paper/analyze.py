@@ -9,14 +9,11 @@ import numpy as np
 import torch
 
 from shared.io.files import read_json
-from shared.pipeline.run import start_run, write_metrics
+from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.stats import rel_err
 from shared.train.supervised import evaluate
 
-from .common import load_data, load_models
-
-
-def rel_err(a, b):
-    return ((a - b).abs().max() / b.abs().max()).item()
+from .common import load_data
 
 
 def main():

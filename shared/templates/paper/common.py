@@ -2,9 +2,6 @@
 import torch
 
 from shared.data import read_prepared
-from shared.pipeline.run import load_models as load_checkpoint
-
-from .model import build
 
 
 def load_data(path):
@@ -15,7 +12,3 @@ def load_data(path):
         "x_test": torch.from_numpy(arrays["x_test"]).float(), "y_test": torch.from_numpy(arrays["y_test"]).long(),
     }
 
-
-def load_models(path):
-    """{run name: model}, {name: run spec} and the checkpoint's metadata (safetensors: no pickle)."""
-    return load_checkpoint(path, build)

@@ -1,8 +1,8 @@
-"""__PAPER__: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py."""
+"""__PAPER__: the Python side of its workflow (its steps and analyses). See shared/pipeline/paper.py."""
 from shared.pipeline.config import ConfigError
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
-# Per rule of rules.smk (and the shared `analyze`): what one job needs. Quick-tier jobs run single-threaded.
+# Per step (and the shared `analyze`): what one job needs. Quick-tier jobs run single-threaded.
 RESOURCES = {"train": Resources(gpu=True, threads=4, mem_mb=8000, runtime=60)}
 
 
@@ -28,10 +28,25 @@ def data_path(paper):
     return paper.out(f"data/{paper.cfg['dataset']}.safetensors")
 
 
+def model_paths(paper):
+    return {"checkpoint": paper.out("models/model.safetensors"), "history": paper.out("models/model.json")}
+
+
+def steps(paper):
+    """One Step per script that makes what the analyses read: the shared rules run each as __PAPER___<name>, with its
+    code, its slice of the config (editing another slice reruns nothing) and its RESOURCES."""
+    cfg = paper.cfg
+    return [
+        Step("data", script="prepare_data", outputs={"out": data_path(paper)},
+             params={k: cfg[k] for k in ("dataset", "test_fraction")}),
+        Step("train", script="train", priority=1, inputs={"data": data_path(paper)}, outputs=model_paths(paper),
+             params={k: v for k, v in cfg.items() if k != "analysis"}),
+    ]
+
+
 def analyses(paper):
     """One Analysis per metrics namespace: the script that writes it, what it reads, its parameters, its figures."""
-    models = {"checkpoint": paper.out("models/model.safetensors"), "history": paper.out("models/model.json")}
     return [
-        Analysis("classifier", script="analyze", reads={**models, "data": data_path(paper)},
+        Analysis("classifier", script="analyze", reads={**model_paths(paper), "data": data_path(paper)},
                  params=paper.cfg["analysis"], figures=("accuracy",)),
     ]

@@ -1,0 +1,18 @@
+"""Adversarial perturbations of a classifier's inputs."""
+import torch
+import torch.nn.functional as F
+
+
+def pgd_linf(model, x, y, eps, steps, clip=(0.0, 1.0)):
+    """Untargeted L-infinity PGD (Madry et al., 2018) from x, step 2.5 eps / steps, kept in the pixel range; steps=1
+    with step eps is FGSM (Goodfellow et al., 2015). Returns the perturbed inputs."""
+    step = eps if steps == 1 else 2.5 * eps / steps
+    x_adv = x.clone()
+    for _ in range(steps):
+        x_adv.requires_grad_(True)
+        loss = F.cross_entropy(model(x_adv), y)
+        (grad,) = torch.autograd.grad(loss, x_adv)
+        with torch.no_grad():
+            x_adv = x + (x_adv + step * grad.sign() - x).clamp(-eps, eps)
+            x_adv = x_adv.clamp(*clip)
+    return x_adv.detach()

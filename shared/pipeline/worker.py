@@ -1,0 +1,321 @@
+"""A warm Python for single-threaded pipeline jobs: a fork server with torch, numpy and matplotlib imported, so that
+a tiny job starts in milliseconds instead of paying 1-3 CPU-s of imports.
+
+shared.pipeline.job hands a `python -m <module> ARGS` job to `start(command, log_file)`, which starts a server where
+none answers, and returns None where the job must run cold (then job.py starts it as before). A server serves one
+checkout (its working directory), one interpreter and one environment: the socket's name is their hash, which the
+server checks against its own before it serves. It exits after IDLE_S without a request, and refuses (the job then
+runs cold) and exits once a module file it imported has changed on disk.
+
+Each job is forked from the server before any torch op has run (no thread pool exists yet), with no module of
+shared/ or replications/ loaded, fresh seeds for numpy's and Python's global generators, the job's own stdin,
+stdout and stderr, and default signal handlers: what it computes is what a cold start computes.
+
+    python -m shared.pipeline.worker SOCKET     (started by `start`, not by hand)
+"""
+import atexit
+import fcntl
+import hashlib
+import json
+import os
+import random
+import runpy
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import types
+from pathlib import Path
+
+IDLE_S = float(os.environ.get("REPLICATE_WORKER_IDLE_S", 30))
+PROJECT_PACKAGES = ("shared", "replications")
+
+
+def key():
+    """What a warm job must share with a cold one: interpreter, working directory, environment."""
+    text = json.dumps([sys.executable, os.getcwd(), sorted(os.environ.items())])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def socket_path():
+    """The server's socket, in a folder only this user can enter; None where the folder is not such a one."""
+    folder = Path(tempfile.gettempdir()) / f"replicate-worker-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.lstat()
+    if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return folder / f"{key()}.sock"
+
+
+def eligible(command):
+    """A `python -m module` job of this interpreter, single-threaded (OMP_NUM_THREADS=1, as Snakemake sets it for a
+    one-thread job), on a machine that can fork and pass file descriptors, not on a cluster node, not opted out."""
+    return (len(command) > 2 and command[1] == "-m" and os.path.realpath(command[0]) == os.path.realpath(sys.executable)
+            and os.environ.get("OMP_NUM_THREADS") == "1" and os.environ.get("REPLICATE_WORKER", "1") != "0"
+            and "SLURM_JOB_ID" not in os.environ and hasattr(os, "fork") and hasattr(socket, "send_fds"))
+
+
+class WarmJob:
+    """A job running in a fork of the server: wait(timeout) -> exit status (TimeoutExpired while it runs),
+    send_signal(signum), and cpu_s, the CPU seconds of the job's process tree, once it has ended."""
+
+    def __init__(self, conn, pid, buffered):
+        self.conn, self.pid, self.buffered, self.cpu_s = conn, pid, buffered, None
+
+    def send_signal(self, signum):
+        try:
+            os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=None):
+        if b"\n" not in self.buffered and not select.select([self.conn], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired("warm job", timeout)
+        line, self.buffered = read_line(self.conn, self.buffered)
+        self.conn.close()
+        parts = line.split()
+        if len(parts) != 3 or parts[0] != "exit":
+            raise RuntimeError(f"the warm worker lost job {self.pid} (it answered {line!r})")
+        self.cpu_s = float(parts[2])
+        return int(parts[1])
+
+
+def read_line(conn, buffered=b""):
+    """(the next line from `conn`, what was read after it); a line without its newline at the end of the stream."""
+    while b"\n" not in buffered:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        buffered += chunk
+    line, _, rest = buffered.partition(b"\n")
+    return line.decode(), rest
+
+
+def start(command, log_file):
+    """Run `command` (`python -m module ARGS`) in the warm server with its output in `log_file`: a WarmJob, or None
+    when the job must run cold (not eligible, no server could start, the server refused)."""
+    if not eligible(command):
+        return None
+    path = socket_path()
+    conn = path and (connect(path) or (started(path) and connect(path)))
+    if not conn:
+        return None
+    try:
+        socket.send_fds(conn, [b"J"], [stdin_fd(), log_file.fileno()])
+        conn.sendall(json.dumps(command[2:]).encode() + b"\n")
+        answer, rest = read_line(conn)  # "pid N"; anything else (refused, going away) means nothing ran
+    except OSError:
+        answer, rest = "", b""
+    parts = answer.split()
+    if len(parts) == 2 and parts[0] == "pid":
+        return WarmJob(conn, int(parts[1]), rest)
+    conn.close()
+    return None
+
+
+def connect(path):
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+        return conn
+    except OSError:
+        conn.close()
+        return None
+
+
+def started(path):
+    """Start a server for `path` and wait while it (or another job's, for the same key) imports: True once it
+    listens, False when none is starting any more. The wait costs no CPU; a cold start would import the same."""
+    server = subprocess.Popen([sys.executable, "-m", "shared.pipeline.worker", str(path)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    while not path.exists():
+        time.sleep(0.1)
+        if server.poll() is not None and not locked(path):
+            return False
+    return True
+
+
+def locked(path):
+    """Whether a server holds the lock of `path` (from its start to its exit)."""
+    with open(f"{path}.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
+def stdin_fd():
+    try:
+        os.fstat(0)
+        return 0
+    except OSError:
+        return os.open(os.devnull, os.O_RDONLY)  # a job started with its stdin closed
+
+
+def module_files():
+    """(path, mtime, size) of every module file loaded: a change on disk makes the warm copy stale."""
+    stamps = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path:
+            try:
+                st = os.stat(path)
+                stamps.append((path, st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append((path, None, None))  # a module without a file on disk (frozen, zipped)
+    return sorted(stamps)
+
+
+def preload():
+    """The third-party imports that dominate a tiny job's start-up. Nothing is computed: no torch op runs here, so
+    no OpenMP or intra-op thread pool exists when a job is forked."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # as shared.pipeline.plots sets it
+    import matplotlib.pyplot  # noqa: F401
+    import numpy  # noqa: F401
+    import safetensors.torch  # noqa: F401
+    import torch  # noqa: F401
+    import yaml  # noqa: F401
+
+
+def serve(path):
+    path = Path(path)
+    lock = open(f"{path}.lock", "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server for this key is starting or serving
+    if path.stem != key():
+        return  # started with another environment than the socket's name says
+    preload()
+    stamps = module_files()
+    path.unlink(missing_ok=True)  # a socket left by a server that died
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(16)
+    listener.settimeout(1.0)
+    running, idle_since = set(), time.time()
+    try:
+        while time.time() - idle_since < IDLE_S:
+            running -= reap()
+            if running:
+                idle_since = time.time()  # idle means no job running and no request
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            idle_since = time.time()
+            conn.settimeout(None)
+            with conn:
+                _, fds, _, _ = socket.recv_fds(conn, 1, 2)
+                argv = json.loads(read_line(conn)[0] or "null")
+                fresh = module_files() == stamps
+                if len(fds) == 2 and argv and fresh:
+                    if (pid := os.fork()) == 0:
+                        listener.close()
+                        lock.close()  # the lock says a server lives; this fork is a job's
+                        supervise(conn, argv, fds)
+                    running.add(pid)
+                else:
+                    conn.sendall(b"refused\n")
+                for fd in fds:
+                    os.close(fd)
+                if not fresh:
+                    break
+    finally:
+        path.unlink(missing_ok=True)
+        listener.close()
+        lock.close()  # a new server may start while this one waits for its last jobs
+        reap(block=True)
+        record_cpu()
+
+
+def reap(block=False):
+    """The pids of ended supervisors (with `block`: of all, once ended); their CPU, and their jobs', becomes this
+    process's."""
+    ended = set()
+    try:
+        while pid := os.waitpid(-1, 0 if block else os.WNOHANG)[0]:
+            ended.add(pid)
+    except ChildProcessError:
+        pass
+    return ended
+
+
+def record_cpu():
+    """Append "<own CPU seconds> <its jobs' CPU seconds>" to $REPLICATE_WORKER_CPU_LOG: the jobs are not children of
+    whoever measures a run (the platform benchmark), so it adds these lines."""
+    if log := os.environ.get("REPLICATE_WORKER_CPU_LOG"):
+        t = os.times()
+        with open(log, "a") as f:
+            f.write(f"{t.user + t.system:.2f} {t.children_user + t.children_system:.2f}\n")
+
+
+def supervise(conn, argv, fds):
+    """In a fork of the server: fork the job, tell the client its pid, wait, send its exit status and CPU time."""
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        run_job(argv, fds)
+    for fd in fds:
+        os.close(fd)
+    try:
+        conn.sendall(f"pid {pid}\n".encode())
+        _, status, usage = os.wait4(pid, 0)
+        conn.sendall(f"exit {os.waitstatus_to_exitcode(status)} {usage.ru_utime + usage.ru_stime:.3f}\n".encode())
+    finally:
+        os._exit(0)
+
+
+def run_job(argv, fds):
+    """In the job's fork: become what `python -m argv[0] argv[1:]` would be, run it, exit as it would."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.dup2(fds[0], 0)
+    os.dup2(fds[1], 1)
+    os.dup2(fds[1], 2)
+    for fd in fds:
+        os.close(fd)
+    for name in [m for m in sys.modules if m.split(".")[0] in PROJECT_PACKAGES]:
+        del sys.modules[name]  # the job imports the checkout's code itself, as a cold start does
+    import numpy
+
+    random.seed()
+    numpy.random.seed()  # a cold start seeds its global generators from the OS; a fork would copy the server's
+    # a fresh __main__ (multiprocessing aliases it as __mp_main__), run as `python -m` runs it
+    sys.modules["__main__"] = sys.modules["__mp_main__"] = types.ModuleType("__main__")
+    sys.argv = ["-m", *argv[1:]]
+    code = 0
+    try:
+        runpy._run_module_as_main(argv[0])
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            code = stop.code or 0
+        else:
+            print(stop.code, file=sys.stderr)
+            code = 1
+    except KeyboardInterrupt:  # a cold interpreter prints the traceback, then dies of SIGINT
+        traceback.print_exc()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # as the interpreter does at exit: wait for the job's threads, then its atexit functions
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
