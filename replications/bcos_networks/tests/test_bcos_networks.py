@@ -1,9 +1,9 @@
-"""bcos_networks: the tiers' skipped steps, the models' exact maps, calibration, augmentation, the localisation score and the toy."""
+"""bcos_networks: the tiers' skipped steps, the models' exact maps, calibration, the localisation score and the toy."""
 import numpy as np
 import pytest
 import torch
 
-from replications.bcos_networks import analyze, model, pipeline, train
+from replications.bcos_networks import analyze, model, pipeline
 from shared.pipeline.paper import load_papers
 from shared.stats import rel_err
 
@@ -43,13 +43,6 @@ def test_calibration_gives_unit_rms_layers():
     for layer in list(net.body)[:3]:
         h = layer(h)
         assert h.pow(2).mean().sqrt().item() == pytest.approx(1.0, rel=1e-4)
-
-
-def test_augment_crops_and_flips_within_the_padded_image():
-    x = torch.arange(2 * 3 * 6 * 6, dtype=torch.float32).view(2, 3, 6, 6)
-    out = train.augment(x, torch.Generator().manual_seed(0), pad=2)
-    assert out.shape == x.shape
-    assert set(out.unique().tolist()) <= set(x.unique().tolist()) | {0.0}
 
 
 def test_cell_shares_and_grids():

@@ -87,14 +87,6 @@ def test_random_direction_has_half_the_interpolation_norm():
     assert all(torch.equal(point[k], sa[k]) for k in sa if k not in keys)
 
 
-def test_crop_flip_keeps_shape_and_content():
-    x = torch.arange(2 * 3 * 32 * 32, dtype=torch.float32).reshape(2, 3, 32, 32)
-    out = train.crop_flip(x, torch.Generator().manual_seed(0))
-    assert out.shape == x.shape
-    nonzero = out[out != 0]
-    assert torch.isin(nonzero, x).all()  # every pixel comes from the image or the zero padding
-
-
 def test_deep_linear_single_layer_cut_is_convex_and_toy_pattern():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(64, 5, generator=g, dtype=torch.float64)
