@@ -84,7 +84,7 @@ def centred_mse(logits, labels):
 
 def plain_mse(logits, labels):
     """Per-example ||logits - onehot||^2, uncentred: unlike centred_mse, the network must also fit the one-hot's
-    mean over classes (the trivial triple of a group's word tensor; grokking_group_words' NEEDS_SHARED)."""
+    mean over classes (the trivial triple of a group's word tensor)."""
     return (logits - nn.functional.one_hot(labels, logits.shape[-1]).to(logits.dtype)).pow(2).sum(-1)
 
 

@@ -1,4 +1,4 @@
-"""Helpers moved into shared/ from papers' NEEDS_SHARED.md: pgd_linf (harmless_perturbations), random_direction_like
+"""Helpers moved into shared/ from papers' requests: pgd_linf (harmless_perturbations), random_direction_like
 (layerwise_lmc) and ConstantGate (equivalent_linear_mappings), each on a small real case."""
 import pytest
 import torch
