@@ -622,6 +622,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
         _update_readme(readme, timing_table(reports_dir, sorted(papers)), TIMINGS_START, TIMINGS_END)
         _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
+        _update_readme(readme, references(replications_dir), REFERENCES_START, REFERENCES_END)
     return papers
 
 
@@ -629,6 +630,13 @@ README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end
 TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
 LOADED = 0.5  # mean outside load (cores) above which a paper's timings are marked as taken under load
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
+REFERENCES_START, REFERENCES_END = "<!-- references:start -->", "<!-- references:end -->"
+
+
+def references(replications_dir="replications"):
+    """Every paper's replications/<paper>/references.bib, by folder name, as one BibTeX block for the README."""
+    bibs = sorted(Path(replications_dir).glob("*/references.bib"))
+    return "```bibtex\n" + "\n".join(f"% {bib.parent.name}\n{bib.read_text().strip()}\n" for bib in bibs) + "```"
 
 
 def drift_table(reports_dir, papers, tier="quick"):
