@@ -1,5 +1,5 @@
-"""Every command the READMEs show works as written: `.ci/run` installs with the README's own commands and runs its
-test command, and every Snakemake command plans its jobs (`-n`) in this repository, with or without `--cores`."""
+"""Every command the READMEs show works as written: `make` installs with the README's own pip lines, `.ci/run` runs
+the README's test command, and every Snakemake command plans its jobs (`-n`) in this repository, with or without `--cores`."""
 
 import re
 import shlex
@@ -39,17 +39,42 @@ def _snakemake_commands():
     return sorted((readme, code) for code, readme in commands.items())
 
 
-def test_ci_installs_with_the_readme_commands_and_runs_its_test_command():
+def _bash_block(readme, containing):
+    """The lines of README.md's first bash block that holds `containing`, comments dropped."""
+    blocks = [block for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) if containing in block]
+    assert blocks, f"README.md shows no bash block with `{containing}`"
+    return [line.split("#")[0].strip() for line in blocks[0].splitlines() if line.split("#")[0].strip()]
+
+
+def _make_recipes():
+    """{target: its recipe lines} of the Makefile, with `$(ACTIVATE) && ` dropped (the venv each line runs in)."""
+    recipes, target = {}, None
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        if line.startswith("\t") and target:
+            recipes[target].append(line.strip().removeprefix("$(ACTIVATE) && "))
+        elif re.match(r"^[$().\w-]+:", line) and ":=" not in line:
+            target = line.split(":")[0]
+            recipes[target] = []
+    return recipes
+
+
+def test_the_readme_two_commands_are_make_targets_and_ci_runs_the_test_one():
     readme = (ROOT / "README.md").read_text()
-    install, run = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)[:2]
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
-    commands = [line.split("  #")[0].strip() for line in install.splitlines() if line.startswith("pip install")]
-    assert commands, "README.md's first code block installs nothing"
-    positions = [ci.index(command) if command in ci else -1 for command in commands]
-    assert -1 not in positions, f".ci/run lacks README.md's install commands {[c for c, p in zip(commands, positions) if p < 0]}"
-    assert positions == sorted(positions), ".ci/run runs README.md's install commands in another order"
-    test_command = [line.split("#")[0].strip() for line in run.splitlines() if line.startswith("python -m pytest")]
-    assert test_command and ci[-1] == test_command[0], ".ci/run must end with README.md's test command"
+    assert _bash_block(readme, "make test") == ["make run", "make test"], "README.md's first commands changed"
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
+    assert ci[-1] == "make test", ".ci/run must end with README.md's test command, as the README writes it"
+
+
+def test_make_installs_and_runs_with_the_readme_explicit_commands():
+    """What `make` runs is what the README shows for those who manage their own environment: the same pip lines in
+    the same order, then the same job and test commands."""
+    explicit = _bash_block((ROOT / "README.md").read_text(), "pip install")
+    recipes = _make_recipes()
+    install = [line for line in recipes["$(STAMP)"] if line.startswith("pip install")]
+    assert install == [line for line in explicit if line.startswith("pip install")], \
+        "the Makefile's install recipe and README.md's pip lines differ"
+    assert recipes["run"] == ["snakemake --cores 2 $(ARGS)"] and "snakemake --cores 2" in explicit
+    assert recipes["test"] == ["python -m pytest $(ARGS)"] and "python -m pytest" in explicit
 
 
 def test_the_readmes_show_snakemake_commands():

@@ -153,15 +153,24 @@ def rerender(paper, tier, reports_dir="reports", replications_dir="replications"
     """Score the paper's claims.yaml again from the metrics and figures a rendered report kept (no run); analyses
     that were skipped then (plus `skipped_namespaces`, {namespace: reason}) read NOT RUN with their reason."""
     out_dir = Path(reports_dir) / paper / tier
-    metrics = sorted((out_dir / "metrics").glob("*.json"))
+    prov = json.loads((out_dir / "provenance.json").read_text()) if (out_dir / "provenance.json").is_file() else {}
+    recorded = prov.get("extra", {})
+    # in the order the last render listed them (a Snakemake render: the paper's declared order), so that a re-render
+    # writes the same report as the render it repeats
+    metrics = _in_order((out_dir / "metrics").glob("*.json"), recorded.get("metrics_info", {}))
     if not metrics:
         raise SystemExit(f"{out_dir}/metrics holds no metrics files: run the pipeline for {paper} ({tier}) instead")
-    prov = json.loads((out_dir / "provenance.json").read_text()) if (out_dir / "provenance.json").is_file() else {}
     config_path = out_dir / "config.json"  # without it the report records no config, and the index marks it stale
-    figures = sorted((out_dir / "figures").glob("*.png"))
+    figures = _in_order((out_dir / "figures").glob("*.png"), recorded.get("figures", []))
     skipped = {**prov.get("extra", {}).get("skipped_namespaces", {}), **(skipped_namespaces or {})}
     return render(paper, tier, Path(replications_dir) / paper, metrics, figures, out_dir,
                   config_path if config_path.is_file() else None, skipped, cost=prov.get("cost"))
+
+
+def _in_order(paths, names):
+    """`paths` ordered as their file names appear in `names`; any not there after them, by name."""
+    position = {name: i for i, name in enumerate(names)}
+    return sorted(paths, key=lambda path: (position.get(path.name, len(position)), path.name))
 
 
 def _keep_metrics(metrics_paths, keep_dir):
@@ -613,6 +622,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
         _update_readme(readme, timing_table(reports_dir, sorted(papers)), TIMINGS_START, TIMINGS_END)
         _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
+        _update_readme(readme, references(replications_dir), REFERENCES_START, REFERENCES_END)
     return papers
 
 
@@ -620,6 +630,13 @@ README_START, README_END = "<!-- claims-table:start -->", "<!-- claims-table:end
 TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
 LOADED = 0.5  # mean outside load (cores) above which a paper's timings are marked as taken under load
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
+REFERENCES_START, REFERENCES_END = "<!-- references:start -->", "<!-- references:end -->"
+
+
+def references(replications_dir="replications"):
+    """Every paper's replications/<paper>/references.bib, by folder name, as one BibTeX block for the README."""
+    bibs = sorted(Path(replications_dir).glob("*/references.bib"))
+    return "```bibtex\n" + "\n".join(f"% {bib.parent.name}\n{bib.read_text().strip()}\n" for bib in bibs) + "```"
 
 
 def drift_table(reports_dir, papers, tier="quick"):
