@@ -73,7 +73,7 @@ def tasks_path(paper):
 
 
 def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
+    return paper.model_files(experiment)["checkpoint"]
 
 
 def eval_path(paper, experiment):
@@ -88,8 +88,7 @@ def steps(paper):
              params={"tasks": sorted({t for e in cfg["experiments"].values() for t in e["tasks"]}),
                      "fsm_seed": cfg["fsm_seed"], "test": cfg["test"]}),
         Step("train", script="train", priority=1, wildcards=experiment, inputs={"tasks": tasks_path(paper)},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": paper.out("models/{experiment}.json")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config, so editing another experiment does not retrain this one
              params=lambda w: {"experiment": w.experiment,
                                **{k: cfg[k] for k in ("device", "d_hidden", "lrs", "schedule")},

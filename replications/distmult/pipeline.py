@@ -41,7 +41,7 @@ def data_path(paper, graph):
 
 
 def checkpoint_path(paper, graph):
-    return paper.out(f"models/{graph}.safetensors")
+    return paper.model_files(graph)["checkpoint"]
 
 
 def steps(paper):
@@ -50,7 +50,7 @@ def steps(paper):
         Step("family_data", script="prepare_family", outputs={"out": data_path(paper, "family")}, params=cfg["family"]),
         Step("train", script="train", priority=1, wildcards={"graph": "|".join(cfg["graphs"])},
              inputs={"data": lambda w: data_path(paper, w.graph)},
-             outputs={"checkpoint": checkpoint_path(paper, "{graph}"), "history": paper.out("models/{graph}.json")},
+             outputs=paper.model_files("{graph}"),
              # this graph's slice of the config: editing another graph's models does not retrain it
              params=lambda w: {"graph": w.graph, "models": cfg["graphs"][w.graph],
                                "model_specs": {m: cfg["model_specs"][m] for m in cfg["graphs"][w.graph]},

@@ -31,19 +31,18 @@ def check(cfg):
 
 
 def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
+    return paper.model_files(experiment)["checkpoint"]
 
 
 def history_path(paper, experiment):
-    return paper.out(f"models/{experiment}.json")
+    return paper.model_files(experiment)["history"]
 
 
 def steps(paper):
     cfg = paper.cfg
     return [
         Step("train", script="train", priority=1, wildcards={"experiment": "|".join(experiments(cfg))},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": history_path(paper, "{experiment}")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config, so editing another experiment does not retrain this one
              params=lambda w: {"experiment": w.experiment, "device": cfg["device"], "word": cfg["word"],
                                **({"grok": cfg["grok"]} if w.experiment == "grok" else {"width": cfg["width"]})}),

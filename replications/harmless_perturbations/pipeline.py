@@ -44,7 +44,7 @@ def data_path(paper):
 
 
 def checkpoint_path(paper, kind):
-    return paper.out(f"models/{kind}.safetensors")
+    return paper.model_files(kind)["checkpoint"]
 
 
 def steps(paper):
@@ -52,7 +52,7 @@ def steps(paper):
     return [
         Step("train", script="train", priority=1, wildcards={"kind": "|".join(KINDS)},
              inputs={"data": data_path(paper)},
-             outputs={"checkpoint": checkpoint_path(paper, "{kind}"), "history": paper.out("models/{kind}.json")},
+             outputs=paper.model_files("{kind}"),
              # this job's slice of the config: editing the CNN does not retrain the MLPs
              params=lambda w: {"kind": w.kind, w.kind: cfg[w.kind],
                                **{k: cfg[k] for k in ("device", "d_input", "n_classes", "image_shape", "optim")}}),

@@ -67,11 +67,11 @@ def check(cfg):
 
 
 def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
+    return paper.model_files(experiment)["checkpoint"]
 
 
 def history_path(paper, experiment):
-    return paper.out(f"models/{experiment}.json")
+    return paper.model_files(experiment)["history"]
 
 
 def data_path(cfg, experiment):
@@ -83,8 +83,7 @@ def steps(paper):
     return [
         Step("train", script="train", priority=1, wildcards={"experiment": "|".join(cfg["experiments"])},
              inputs={"data": lambda w: data_path(cfg, w.experiment)},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": history_path(paper, "{experiment}")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config: editing another experiment retrains nothing here
              params=lambda w: {"experiment": w.experiment, "device": cfg["device"],
                                "cfg": {"train": cfg["train"], "seeds": cfg["seeds"], "width": cfg["width"],

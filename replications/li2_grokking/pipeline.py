@@ -37,19 +37,18 @@ def check(cfg):
 
 
 def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
+    return paper.model_files(experiment)["checkpoint"]
 
 
 def history_path(paper, experiment):
-    return paper.out(f"models/{experiment}.json")
+    return paper.model_files(experiment)["history"]
 
 
 def steps(paper):
     cfg = paper.cfg
     return [
         Step("train", script="train", priority=1, wildcards={"experiment": EXPERIMENT_PATTERN},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": history_path(paper, "{experiment}")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config, so editing another experiment does not retrain this one
              params=lambda w: {"experiment": w.experiment,
                                **{k: cfg[k] for k in ("device", "activation", "lr", "critical_c")},

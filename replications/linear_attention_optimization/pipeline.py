@@ -32,11 +32,11 @@ def settings(cfg):
 
 
 def history_path(paper, setting):
-    return paper.out(f"models/{setting}.json")
+    return paper.model_files(setting)["history"]
 
 
 def checkpoint_path(paper, setting):
-    return paper.out(f"models/{setting}.safetensors")
+    return paper.model_files(setting)["checkpoint"]
 
 
 def train_params(cfg, setting):
@@ -52,7 +52,7 @@ def train_params(cfg, setting):
 def steps(paper):
     return [
         Step("train", script="train", priority=1, wildcards={"setting": "|".join(settings(paper.cfg))},
-             outputs={"checkpoint": checkpoint_path(paper, "{setting}"), "history": history_path(paper, "{setting}")},
+             outputs=paper.model_files("{setting}"),
              params=lambda w: train_params(paper.cfg, w.setting)),
     ]
 

@@ -30,16 +30,11 @@ def check(cfg):
         raise ConfigError("'analysis.noniso_condition': 1 makes Sigma isotropic (allowed: > 1)")
 
 
-def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
-
-
 def steps(paper):
     cfg = paper.cfg
     return [
         Step("train", script="train", priority=1, wildcards={"experiment": "|".join(EXPERIMENTS)},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": paper.out("models/{experiment}.json")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config, so editing another experiment does not retrain this one
              params=lambda w: {"experiment": w.experiment,
                                **{k: cfg[k] for k in ("device", "model", "optim", "seeds", "basis_seed")},
@@ -48,7 +43,7 @@ def steps(paper):
 
 
 def analyses(paper):
-    checkpoints = {e: checkpoint_path(paper, e) for e in EXPERIMENTS}
+    checkpoints = {e: paper.model_files(e)["checkpoint"] for e in EXPERIMENTS}
     params = {**paper.cfg["analysis"], "seeds": paper.cfg["seeds"]}
     return [
         Analysis("preconditioner", script="analyze_preconditioner", reads=checkpoints, params=params,

@@ -32,16 +32,11 @@ def check(cfg):
         raise ConfigError(f"'onestep.low': {o['low']} must be below 'onestep.high' ({o['high']})")
 
 
-def checkpoint_path(paper, experiment):
-    return paper.out(f"models/{experiment}.safetensors")
-
-
 def steps(paper):
     cfg = paper.cfg
     return [
         Step("train", script="train", priority=1, wildcards={"experiment": "|".join(EXPERIMENTS)},
-             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
-                      "history": paper.out("models/{experiment}.json")},
+             outputs=paper.model_files("{experiment}"),
              # only this experiment's slice of the config, so editing the other experiment does not retrain this one
              params=lambda w: {"experiment": w.experiment, "device": cfg["device"], "data": cfg["data"],
                                "schemes": cfg["schemes"], w.experiment: cfg[w.experiment]}),
@@ -49,7 +44,7 @@ def steps(paper):
 
 
 def analyses(paper):
-    checkpoints = {e: checkpoint_path(paper, e) for e in EXPERIMENTS}
+    checkpoints = {e: paper.model_files(e)["checkpoint"] for e in EXPERIMENTS}
     params = {**paper.cfg["analysis"], "schemes": paper.cfg["schemes"], "onestep": paper.cfg["onestep"],
               "multistep": paper.cfg["multistep"]}
     return [

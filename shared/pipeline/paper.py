@@ -233,6 +233,10 @@ class Paper:
         """A path under results/<paper>/<tier>/."""
         return f"{self.results}/{relative}"
 
+    def model_files(self, run):
+        """What a train step writes per run (`run` may hold wildcards): its weights and its training history."""
+        return {"checkpoint": self.out(f"models/{run}.safetensors"), "history": self.out(f"models/{run}.json")}
+
     def log(self, name):
         return f"{self.results}/logs/{name}.log"
 

@@ -12,6 +12,8 @@ localrules:
 rule index:
     input:
         [f"{P.reports}/claims.csv" for P in PAPERS.values()],
+        # the README's references are generated from each paper's BibTeX
+        [f"{P.dir}/references.bib" for P in PAPERS.values()],
     output:
         "reports/index.md",
         [f"reports/{name}/claims.csv" for name in PAPERS],
