@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from shared.io.runtime import generator
+from shared.train.loop import fit
 from shared.train.progress import Progress
 from shared.train.schedules import linear_lr
 
@@ -64,31 +65,32 @@ def train_lm(model, train_tokens, val_windows, schedule, seed, device, progress=
     model.to(device).train()
     val_windows = val_windows.to(device)
     gen = generator(seed)  # windows drawn on CPU: the same data order on every device
-    opt = torch.optim.AdamW(model.parameters(), lr=schedule.lr, betas=schedule.betas,
-                            weight_decay=schedule.weight_decay)
-    history, train_s, loss_sum, since = [], 0.0, torch.zeros((), device=device), 0
+    batches = (random_windows(train_tokens, schedule.batch_size, model.n_ctx + 1, gen).to(device)
+               for _ in range(schedule.steps))
+    history, loss_sum = [], torch.zeros((), device=device)
+    train_s, t0 = 0.0, time.perf_counter()
     bar = Progress(schedule.steps, label, enabled=progress)  # shared.train.progress: a bar on a terminal, else lines
-    for step in bar:
-        t0 = time.perf_counter()
-        for group in opt.param_groups:
-            group["lr"] = linear_lr(schedule.lr, step, schedule.steps, schedule.warmup)
-        batch = random_windows(train_tokens, schedule.batch_size, model.n_ctx + 1, gen).to(device)
-        loss = model.loss(batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        loss_sum += loss.detach()
-        since += 1
+
+    def on_step(step, loss):
+        nonlocal train_s, t0
+        loss_sum.add_(loss.detach())
         if device.type == "cuda":
             torch.cuda.synchronize(device)  # time the work, not its launch
         train_s += time.perf_counter() - t0
         if (step + 1) % schedule.eval_every == 0 or step + 1 == schedule.steps:
+            since = step + 1 - (history[-1]["step"] if history else 0)
             history.append({"step": step + 1, "tokens": (step + 1) * schedule.batch_size * model.n_ctx,
                             "train_loss": loss_sum.item() / since, "val_loss": evaluate_lm(model, val_windows),
                             "train_seconds": train_s})
             bar.set_loss(history[-1]["train_loss"])
             loss_sum.zero_()
-            since = 0
+        t0 = time.perf_counter()  # the evaluation is not training time
+
+    fit(model, batches, steps=schedule.steps, loss_fn=lambda model, batch: model.loss(batch),
+        make_optimizer=lambda model: torch.optim.AdamW(model.parameters(), lr=schedule.lr, betas=schedule.betas,
+                                                       weight_decay=schedule.weight_decay),
+        lr_policy=lambda base, step: linear_lr(base, step, schedule.steps, schedule.warmup),
+        on_step=on_step, progress=bar)
     return history
 
 
