@@ -11,12 +11,11 @@ entity vectors projected to unit norm after each step); `train_1n` is the later 
 every (h, r) and (r, t) query scores all entities, binary cross-entropy against all known answers, Adam) under which
 the published small-graph DistMult numbers were obtained.
 """
-import math
-
 import torch
 from torch.nn import functional as F
 
 from shared.nn.relation_scoring import corrupt, margin_ranking_loss
+from shared.train.loop import fit
 
 HITS_AT = (1, 3, 10)
 
@@ -63,34 +62,55 @@ def _batches(n, batch_size, generator):
     return order.split(batch_size)
 
 
+def _log_epochs(sizes, log):
+    """An on_step for epochs of batches of `sizes` examples: log(epoch, the mean loss over its examples) at its end."""
+    total = 0.0
+
+    def on_step(step, loss):
+        nonlocal total
+        total += loss.item() * sizes[step % len(sizes)]
+        if (step + 1) % len(sizes) == 0:
+            if log:
+                log(step // len(sizes), total / sum(sizes))
+            total = 0.0
+    return on_step
+
+
 def train_margin(model, train, n_entities, epochs, batch_size, lr, n_negatives, generator, l2=0.0, margin=1.0,
                  renormalise=True, log=None):
     """The paper's recipe; `l2` is the weight of the squared norm of the relation parameters touched by a batch."""
     device = model.entity.device
     train = train.to(device)
-    optimizer = torch.optim.Adagrad(model.parameters(), lr=lr)
     relation_params = [p for name, p in model.named_parameters() if name != "entity"]
-    for epoch in range(epochs):
-        total = 0.0
-        if renormalise:
-            model.renormalise_entities()
-        for index in _batches(len(train), batch_size, generator):
-            batch = train[index.to(device)]
-            negatives = corrupt(batch.cpu(), n_entities, n_negatives, generator).to(device)
-            heads = torch.cat([batch[:, None, 0], negatives[..., 0]], 1)
-            tails = torch.cat([batch[:, None, 2], negatives[..., 2]], 1)
-            scores = model.score_shared_relation(heads, batch[:, 1], tails)
-            loss = margin_ranking_loss(scores[:, 0], scores[:, 1:], margin)
-            if l2:
-                loss = loss + l2 * sum(p.square().sum() for p in relation_params) / math.ceil(len(train) / batch_size)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+    sizes = [len(i) for i in torch.arange(len(train)).split(batch_size)]  # an epoch's batches
+
+    def batches():  # each epoch starts from unit-norm entities, in a fresh order; a batch's negatives after it
+        for _ in range(epochs):
             if renormalise:
                 model.renormalise_entities()
-            total += loss.item() * len(batch)
-        if log:
-            log(epoch, total / len(train))
+            for index in _batches(len(train), batch_size, generator):
+                batch = train[index.to(device)]
+                yield batch, corrupt(batch.cpu(), n_entities, n_negatives, generator).to(device)
+
+    def loss_fn(model, batch_negatives):
+        batch, negatives = batch_negatives
+        heads = torch.cat([batch[:, None, 0], negatives[..., 0]], 1)
+        tails = torch.cat([batch[:, None, 2], negatives[..., 2]], 1)
+        scores = model.score_shared_relation(heads, batch[:, 1], tails)
+        loss = margin_ranking_loss(scores[:, 0], scores[:, 1:], margin)
+        if l2:
+            loss = loss + l2 * sum(p.square().sum() for p in relation_params) / len(sizes)
+        return loss
+
+    log_epochs = _log_epochs(sizes, log)
+
+    def on_step(step, loss):
+        if renormalise:
+            model.renormalise_entities()
+        log_epochs(step, loss)
+
+    fit(model, batches(), steps=epochs * len(sizes), loss_fn=loss_fn,
+        make_optimizer=lambda model: torch.optim.Adagrad(model.parameters(), lr=lr), on_step=on_step)
 
 
 def train_1n(model, train, n_entities, n_relations, epochs, batch_size, lr, generator, label_smoothing=0.1,
@@ -104,18 +124,20 @@ def train_1n(model, train, n_entities, n_relations, epochs, batch_size, lr, gene
         targets = torch.zeros(len(keys), n_entities)
         targets[inverse, codes % n_entities] = 1.0
         queries.append((direction, keys // n_relations, keys % n_relations, targets))
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    for epoch in range(epochs):
-        total, count = 0.0, 0
-        for direction, anchors, relations, targets in queries:
-            for index in _batches(len(anchors), batch_size, generator):
-                a, r, y = anchors[index].to(device), relations[index].to(device), targets[index].to(device)
-                logits = model.score_tails(a, r) if direction == "tail" else model.score_heads(r, a)
-                y = y * (1 - label_smoothing) + label_smoothing / n_entities
-                loss = F.binary_cross_entropy_with_logits(logits, y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total, count = total + loss.item() * len(index), count + len(index)
-        if log:
-            log(epoch, total / count)
+    sizes = [len(i) for _, anchors, _, _ in queries for i in torch.arange(len(anchors)).split(batch_size)]
+
+    def batches():  # each epoch: the tail queries in a fresh order, then the head queries
+        for _ in range(epochs):
+            for direction, anchors, relations, targets in queries:
+                for index in _batches(len(anchors), batch_size, generator):
+                    yield direction, anchors[index].to(device), relations[index].to(device), targets[index].to(device)
+
+    def loss_fn(model, batch):
+        direction, a, r, y = batch
+        logits = model.score_tails(a, r) if direction == "tail" else model.score_heads(r, a)
+        y = y * (1 - label_smoothing) + label_smoothing / n_entities
+        return F.binary_cross_entropy_with_logits(logits, y)
+
+    fit(model, batches(), steps=epochs * len(sizes), loss_fn=loss_fn,
+        make_optimizer=lambda model: torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay),
+        on_step=_log_epochs(sizes, log))
