@@ -1,4 +1,5 @@
 """Datasets of small MLP weights: implicit neural representations (INRs) fitted many at once on one device.
+fit_inrs keeps its own five-line loop, not shared.train.loop.fit: data may not import train (test_layering.py).
 
 An INR is a sine MLP f(x) = W_M s(... s(W_1 x + b_1) ...) + b_M with s(z) = sin(w0 z), the SIREN variant of
 Navon et al.'s code (nn/inr.py): every layer initialised U(+-sqrt(6 / fan_in) / w0), biases zero. N INRs are one
