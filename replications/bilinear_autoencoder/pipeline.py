@@ -1,4 +1,5 @@
-"""bilinear_autoencoder: the Python side of its workflow (rules.smk holds only rules). See shared/pipeline/paper.py.
+"""bilinear_autoencoder: its workflow, declared as data (steps, analyses) and run by the shared rules. See
+shared/pipeline/paper.py.
 
 One activations file per dataset of the tier (planted manifolds; the flagship bilinear_mlp's trained MNIST
 classifier, read from its checkpoint; a language model's residual stream at the full tier), one training job per
@@ -6,11 +7,11 @@ dataset (every kind x sparsity penalty, plus TopK SAEs), and three analyses per 
 """
 from shared.pipeline.config import ConfigError
 from shared.pipeline.grid import expand_runs
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
 NEEDS = ("bilinear_mlp",)  # the mnist_bilinear activations come from its trained classifier
 
-# Per rule of rules.smk (and the shared `analyze`): what one job needs. Quick-tier jobs run single-threaded.
+# Per step (and the shared `analyze`): what one job needs. Quick-tier jobs run single-threaded.
 RESOURCES = {
     "data": Resources(gpu=True, mem_mb=32000, runtime=120),  # Qwen3-0.6B forward passes over 2.2 M FineWeb-Edu tokens
     # 44 autoencoders x 1,024 steps with 16,384 latents (a 16,384^2 kernel each step)
@@ -148,6 +149,30 @@ def data_inputs(paper, dataset):
     if paper.cfg["datasets"][dataset]["source"] == "bilinear_mlp":
         return flagship_inputs(paper, dataset)
     return {}
+
+
+# ---------------------------------------------------------------- steps
+def steps(paper):
+    cfg = paper.cfg
+    datasets = {"dataset": "|".join(cfg["datasets"])}
+
+    def source_input(key):  # a flagship source's checkpoint or images; no input (an empty list) for other sources
+        return lambda w: data_inputs(paper, w.dataset).get(key, [])
+
+    return [
+        # The activations one dataset's autoencoders decompose (a flagship source reads bilinear_mlp's checkpoint: its
+        # own step trains it if missing); the script depends on the source.
+        Step("data", script=lambda w: data_script(cfg, w.dataset), wildcards=datasets,
+             inputs={"checkpoint": source_input("checkpoint"), "images": source_input("images")},
+             outputs={"out": data_path(paper)},
+             params=lambda w: {"name": w.dataset, "spec": cfg["datasets"][w.dataset], "device": cfg["device"]}),
+        # Every autoencoder of one dataset in one job: the bilinear ones (kinds x alphas) and the TopK SAEs.
+        Step("train", script="train", priority=1, wildcards=datasets, inputs={"data": data_path(paper)},
+             outputs={"checkpoint": checkpoint_path(paper), "history": history_path(paper)},
+             params=lambda w: {"dataset": w.dataset, "runs": runs(cfg), "device": cfg["device"],
+                               "expansion": cfg["datasets"][w.dataset].get("expansion", cfg["expansion"]),
+                               **{k: cfg[k] for k in ("bottleneck", "train", "topk")}}),
+    ]
 
 
 # ---------------------------------------------------------------- analyses

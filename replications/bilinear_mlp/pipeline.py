@@ -1,4 +1,4 @@
-"""bilinear_mlp: the Python side of its workflow (rules.smk and language.smk hold only rules).
+"""bilinear_mlp: its workflow, declared as data (steps, analyses) and run by the shared rules.
 
 Image part (image/, section 4): one batched training job per experiment, one analysis per metrics namespace.
 Theory part (theory/, sections 2-3): the identities, checked on the image part's weights, and the toy Boolean task
@@ -9,9 +9,9 @@ modules of this package ("image.train"). See shared/pipeline/paper.py for what t
 from shared.data.registry import image_facts, shape_mismatch
 from shared.pipeline.config import ConfigError
 from shared.pipeline.grid import expand_runs
-from shared.pipeline.paper import Analysis, Resources
+from shared.pipeline.paper import Analysis, Resources, Step
 
-# Per rule of rules.smk / language.smk and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
+# Per step and per `resources=` key of the analyses; quick-tier jobs run single-threaded.
 RESOURCES = {
     "train": Resources(gpu=True, threads=8, mem_mb=32000, runtime=240),
     "benchmark": Resources(gpu=True, threads=8, quick_threads=8, runtime=30),
@@ -22,7 +22,7 @@ RESOURCES = {
     "analyze_language": Resources(gpu=True, threads=8, mem_mb=48000, runtime=120),
     "benchmark_lm": Resources(gpu=True, threads=8, quick_threads=8, runtime=30),
 }
-BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.json: rules benchmark, benchmark_lm
+BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.json: steps benchmark, benchmark_lm
 
 LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
 SAE_SITES = ("mlp_in", "mlp_out")
@@ -180,6 +180,40 @@ def sae_checkpoint(paper, site, multiplier):
 def language_params(cfg):
     """What every language step after training reads: the config's language section and the device."""
     return {**cfg["language"], "device": cfg["device"]}
+
+
+def steps(paper):
+    """The image part's training and benchmark, then the language part's (every training step is one job per
+    experiment, MLP kind or SAE, and each reads only its own slice of the config)."""
+    cfg = paper.cfg
+    return [
+        # every run of one experiment in one batched call of shared.train.supervised.train
+        Step("train", script="image.train", priority=1, wildcards={"experiment": "|".join(experiments(cfg))},
+             inputs={"data": lambda w: image_data(cfg, w.experiment)},
+             outputs={"checkpoint": checkpoint_path(paper, "{experiment}"),
+                      "history": history_path(paper, "{experiment}")},
+             params=lambda w: {"experiment": w.experiment, "spec": cfg["experiments"][w.experiment],
+                               **{k: cfg[k] for k in ("defaults", "lr", "device", "d_input", "n_classes")}}),
+        # training speed of the image model (never part of the default run; `snakemake benchmarks` collects it)
+        Step("benchmark", script="image.benchmark", outputs={"out": "results/benchmarks/bilinear_mlp.json"},
+             params={"device": cfg["device"]}),
+        # one transformer per MLP kind (bilinear, ReGLU, SwiGLU), all from the same initial draw
+        Step("train_lm", script="language.train_lm", priority=1, wildcards={"mlp": "|".join(LM_MLPS)},
+             inputs={"data": lm_data(cfg)},
+             outputs={"checkpoint": lm_checkpoint(paper, "{mlp}"), "history": lm_history(paper, "{mlp}")},
+             params=lambda w: {"mlp": w.mlp, "model": cfg["language"]["model"], "train": cfg["language"]["train"],
+                               "device": cfg["device"]}),
+        # one TopK SAE per site (MLP input or output of the analysed layer) and step multiplier of the App H sweep
+        Step("train_sae", script="language.train_sae", priority=1, log="train_sae_{site}_x{multiplier}",
+             wildcards={"site": "|".join(SAE_SITES), "multiplier": "|".join(map(str, sae_sweep(cfg)))},
+             inputs={"lm": lm_checkpoint(paper), "data": lm_data(cfg)},
+             outputs={"checkpoint": sae_checkpoint(paper, "{site}", "{multiplier}")},
+             params=lambda w: {"sae": cfg["language"]["sae"], "site": w.site, "multiplier": int(w.multiplier),
+                               "device": cfg["device"]}),
+        # transformer training speed with each MLP (never part of the default run; `snakemake benchmarks`)
+        Step("benchmark_lm", script="language.benchmark_lm", inputs={"data": lm_data(cfg)},
+             outputs={"out": "results/benchmarks/bilinear_mlp_lm.json"}, params=language_params(cfg)),
+    ]
 
 
 def analyses(paper):

@@ -105,11 +105,13 @@ def load_models(path, build=None):
 
 
 def paper_build(package):
-    """`build` of a paper package's model.py, e.g. paper_build("replications.distmult")."""
-    if not package:
+    """`build` of the model.py of the paper a package belongs to: paper_build("replications.distmult") and, for a
+    script in a part of a paper, paper_build("replications.bilinear_mlp.image") both read the paper's model.py."""
+    parts = (package or "").split(".")
+    if len(parts) < 2 or parts[0] != "replications":
         raise ValueError("load_models(path) without `build` must be called from a paper's package "
                          "(replications.<paper>.<script>); pass build= elsewhere")
-    return importlib.import_module(f"{package}.model").build
+    return importlib.import_module(f"replications.{parts[1]}.model").build
 
 
 def _explicit(value):

@@ -17,7 +17,6 @@ from shared.io.runtime import generator
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..model import build
 from .analyze_noise import rare_pixel_mask
 
 
@@ -78,7 +77,7 @@ def sweep(model, x, y, masks, decoders, cfg, rare=None):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint, build)
+    models, _, meta = load_models(args.checkpoint)
     data = load_images(args.data, layout="hwc_flat")
     cfg = args.params["adversarial"]
     x, y = data["x_train"], data["y_train"]

@@ -11,13 +11,11 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import spearman
 
-from ..model import build
-
 
 def main():
     run = start_run("checkpoint", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint, build)
+    models, specs, meta = load_models(args.checkpoint)
     wds = sorted({s["weight_decay"] for s in specs.values()})
     sigmas = sorted({s["noise_std"] for s in specs.values()})
     shape = (len(wds), len(sigmas))

@@ -10,13 +10,11 @@ App D figure colours a contribution (0.3). A uniformly random unit vector in R^1
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..model import build
-
 
 def main():
     run = start_run("checkpoint", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint, build)
+    models, _, meta = load_models(args.checkpoint)
     model = models["bilinear"]
     q = model.interaction_matrices()
     u, s, qk = analysis.hosvd(q)

@@ -11,8 +11,6 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import spearman
 
-from ..model import build
-
 
 def rare_pixel_mask(x_train, threshold):
     return x_train.double().mean(0) < threshold
@@ -27,7 +25,7 @@ def rare_pixel_mass(top_vecs, rare):
 def main():
     run = start_run("checkpoint", "history", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint, build)
+    models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data, layout="hwc_flat")
     rare = rare_pixel_mask(data["x_train"], args.params["rare_pixel_threshold"])
     history = read_json(args.history)["history"]

@@ -13,8 +13,6 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import spearman
 
-from ..model import build
-
 
 def pair_similarity(vecs_by_seed, pairs):
     """Mean over pairs and classes of |cos| per rank: (ranks,)."""
@@ -25,7 +23,7 @@ def pair_similarity(vecs_by_seed, pairs):
 def main():
     run = start_run("checkpoint", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint, build)
+    models, specs, meta = load_models(args.checkpoint)
     sizes = sorted({s["d_hidden"] for s in specs.values()})
     top = min(args.params["similarity_top"], sizes[0])  # a width-d model has only d eigenvectors
     seeds = sorted({s["seed"] for s in specs.values()})

@@ -16,7 +16,6 @@ from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..model import build
 from .target_task import relabel
 
 SHOWN = 3  # eigenvectors drawn from each end of the spectrum
@@ -64,7 +63,7 @@ def spectrum_metrics(vals, vecs, pixels, augmented, target):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint, build)
+    models, specs, meta = load_models(args.checkpoint)
     task = specs["bias"]["task"]
     data = relabel(load_images(args.data, layout="hwc_flat"), task)
     target = data["target"].double()

@@ -11,15 +11,13 @@ from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..model import build
-
 SHOWN = 40  # Fig 3 shows the 20 most positive and 20 most negative of the d eigenvalues
 
 
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint, build)
+    models, _, meta = load_models(args.checkpoint)
     data = load_images(args.data, layout="hwc_flat")
     model = models["bilinear"]
     vals, vecs = model.eigen(order="magnitude")  # (10, d), (10, d, 784)

@@ -12,8 +12,6 @@ from shared.data.images import load_images
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from ..model import build
-
 
 @torch.no_grad()
 def truncated_accuracy(model, x, y, ks):
@@ -29,7 +27,7 @@ def truncated_accuracy(model, x, y, ks):
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, specs, meta = load_models(args.checkpoint, build)
+    models, specs, meta = load_models(args.checkpoint)
     data = load_images(args.data, layout="hwc_flat")
     x, y = data["x_test"].double(), data["y_test"]
     ks = args.params["truncation_k"]

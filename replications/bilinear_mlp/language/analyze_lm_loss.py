@@ -11,11 +11,12 @@ import time
 import numpy as np
 import torch
 
+from shared.data.tokens import load_tokens
 from shared.io.files import read_json
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.language_model import random_windows
 
-from .common import build, load_tokens
+from .common import build
 
 
 def step_seconds(specs, train_tokens, batch_size, rounds, steps, gen):

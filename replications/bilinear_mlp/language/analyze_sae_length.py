@@ -5,11 +5,12 @@ tokens, the fraction of dead latents (at most `min_active` activations) and the 
 live latents (as analyze_lowrank)."""
 import numpy as np
 
+from shared.data.tokens import load_tokens
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import normalized_mse
 from shared.pipeline.run import start_run, write_metrics
 
-from .common import eval_activations, load_lm, load_sae, load_tokens
+from .common import eval_activations, load_lm, load_sae
 from .features import active_tokens, feature_interactions, studied_latents
 
 

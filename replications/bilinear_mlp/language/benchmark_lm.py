@@ -9,13 +9,14 @@ import json
 
 import torch
 
+from shared.data.tokens import load_tokens
 from shared.io.files import write_json
 from shared.io.runtime import describe, seed_everything
 from shared.pipeline.benchmarking import best_seconds, matmul_peak, synchronizer
 from shared.pipeline.run import start_run
 from shared.train.language_model import random_windows
 
-from .common import build, load_tokens
+from .common import build
 
 REPEATS = 5  # best of this many timed steps
 

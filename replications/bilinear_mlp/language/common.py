@@ -4,19 +4,12 @@ from types import SimpleNamespace
 
 import torch
 
-from shared.data import read_prepared
-from shared.data.stories import BOS, WORD_CLASSES, WordTokenizer
+from shared.data.stories import BOS, WORD_CLASSES
+from shared.data.tokens import load_tokens
 from shared.nn.sae import TopKSAE
 from shared.nn.transformer import Transformer
 from shared.pipeline.run import load_models
 from shared.train.language_model import document_starts, mlp_activations, windows_at
-
-
-def load_tokens(path):
-    """(train stream, validation stream, tokenizer) of a prepared text dataset."""
-    arrays, meta = read_prepared(path)
-    as_long = lambda a: torch.from_numpy(a).long()
-    return as_long(arrays["train_tokens"]), as_long(arrays["val_tokens"]), WordTokenizer.from_json(meta["vocab"])
 
 
 def build(spec):

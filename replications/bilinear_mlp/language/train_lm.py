@@ -1,10 +1,11 @@
-"""Train one small transformer (section 5, App I) with the MLP named by the rule: bilinear, ReGLU or SwiGLU."""
+"""Train one small transformer (section 5, App I) with the MLP named by the step: bilinear, ReGLU or SwiGLU."""
+from shared.data.tokens import load_tokens
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
 from shared.train.language_model import LMSchedule, fixed_windows, train_lm
 
-from .common import build, load_tokens
+from .common import build
 
 
 def main():

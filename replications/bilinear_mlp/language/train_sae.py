@@ -1,14 +1,15 @@
 """Train one TopK SAE (App G.3) on the MLP input or output of one layer of the bilinear transformer.
 
 The activations come from windows of the training stream drawn by the SAE's seed; `steps` is the sweep's base
-length times the rule's multiplier (App H: each SAE of the sweep trains twice as long as the previous one).
+length times the step's multiplier (App H: each SAE of the sweep trains twice as long as the previous one).
 """
+from shared.data.tokens import load_tokens
 from shared.io.runtime import generator
 from shared.pipeline.run import start_run
 from shared.train.language_model import mlp_activations, random_windows
 from shared.train.sae import train_sae
 
-from .common import load_lm, load_tokens
+from .common import load_lm
 
 
 def main():

@@ -10,13 +10,11 @@ from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import rel_err
 
-from ..model import build
-
 
 def main():
     run = start_run("checkpoint", "data", "metrics", "arrays")
     args = run.args
-    models, _, meta = load_models(args.checkpoint, build)
+    models, _, meta = load_models(args.checkpoint)
     x = load_images(args.data, layout="hwc_flat")["x_test"][:512].double()
     model = models["bilinear"].double()
     left, right, out = model.mixer.left, model.mixer.right, model.head.weight
