@@ -331,8 +331,9 @@ def module_file(module):
 def local_imports(paper_dir, script, paper):
     """[paper_dir/script.py, paper_dir/<module>.py ...]: the script and its paper-local imports, transitively,
     found by reading the source: relative imports of any level (`from .x`, `from ..common`) and
-    `replications.<paper>.` imports. `script` is found as script_module finds it; packages' __init__.py are not
-    followed."""
+    `replications.<paper>.` imports, and the paper's model.py where a module calls `load_models(path)` without a
+    `build` (shared.pipeline.run builds with that model.py). `script` is found as script_module finds it;
+    packages' __init__.py are not followed."""
     paper_dir = Path(paper_dir)
     first = script_module(paper_dir, script, paper)
     seen, todo = [], [first] if first else []
@@ -360,7 +361,15 @@ def local_imports(paper_dir, script, paper):
                 todo.extend(".".join([*target, a.name]) for a in node.names)
             elif isinstance(node, ast.Import):
                 todo.extend(a.name.split(".", 2)[2] for a in node.names if a.name.startswith(f"replications.{paper}."))
+            elif isinstance(node, ast.Call) and builds_with_paper_model(node):
+                todo.insert(0, "model")  # followed last, so that the other modules keep their order
     return [str(paper_dir / module_file(module)) for module in seen]
+
+
+def builds_with_paper_model(call):
+    """`load_models(path)`: no `build` given, so shared.pipeline.run.load_models builds with the paper's model.py."""
+    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+    return name == "load_models" and len(call.args) < 2 and all(k.arg != "build" for k in call.keywords)
 
 
 def step_shell():

@@ -59,6 +59,18 @@ def test_local_imports_follow_relative_and_package_imports(tmp_path):
     assert sorted(Path(f).stem for f in found) == ["common", "data", "extra", "model", "train"]
 
 
+def test_local_imports_add_model_where_load_models_builds_with_it(tmp_path):
+    (tmp_path / "model.py").write_text("import torch\n")
+    (tmp_path / "image").mkdir()
+    (tmp_path / "image" / "analyze.py").write_text("from shared.pipeline.run import load_models\n"
+                                                    "models = load_models(path)\n")
+    (tmp_path / "image" / "own.py").write_text("from shared.pipeline.run import load_models\n"
+                                                "models = load_models(path, build)\n"
+                                                "more = load_models(path, build=b)\n")
+    assert [Path(f).name for f in local_imports(tmp_path, "image.analyze", "demo")] == ["analyze.py", "model.py"]
+    assert [Path(f).name for f in local_imports(tmp_path, "image.own", "demo")] == ["own.py"]
+
+
 def test_local_imports_of_the_template_cover_model_and_common():
     found = {Path(f).name for f in local_imports(ROOT / "shared" / "templates" / "paper", "train", "__PAPER__")}
     assert found == {"train.py", "common.py", "model.py"}
