@@ -3,9 +3,10 @@ validation prompts of the synthetic stories; writes metrics/linear_map.json and 
 import numpy as np
 import torch
 
+from shared.data.tokens import load_tokens
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import load_tokens, prompts
+from .common import prompts
 from .linear_map import analyse
 from .model import Readout, build
 

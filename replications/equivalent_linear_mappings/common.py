@@ -1,6 +1,5 @@
-"""What this paper's quick-tier scripts share: the token streams of the stories and the prompts cut from them."""
+"""What this paper's quick-tier scripts share: the prompts cut from the stories' token streams (read by shared.data.tokens.load_tokens)."""
 from shared.data.stories import BOS
-from shared.data.tokens import load_tokens as load_tokens  # the paper's scripts read the stories through here
 from shared.train.language_model import document_starts, windows_at
 
 

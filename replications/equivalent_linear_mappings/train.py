@@ -2,12 +2,12 @@
 control C2) in one safetensors checkpoint, and the loss history."""
 import copy
 
+from shared.data.tokens import load_tokens
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
 from shared.train.language_model import LMSchedule, fixed_windows, train_lm
 
-from .common import load_tokens
 from .model import build
 
 
