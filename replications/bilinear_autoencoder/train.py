@@ -4,7 +4,7 @@ the TopK SAE baseline; one safetensors checkpoint (every run's spec in its metad
 A model's init is its run's seed; its batches come from a CPU generator of the run's "batches" stream, so a run's
 numbers do not depend on the device or on which runs share the job.
 Not yet on shared.train.loop.fit, though it would fit (Muon through make_optimizer, the linear decay as lr_policy,
-the penalty ramp in loss_fn): not migrated in the platform change, to keep this paper's numbers checked one at a time.
+the penalty ramp in loss_fn); left for a change that checks this paper's numbers bit for bit against the old loop.
 """
 import torch
 
