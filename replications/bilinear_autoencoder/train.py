@@ -3,8 +3,6 @@ the TopK SAE baseline; one safetensors checkpoint (every run's spec in its metad
 
 A model's init is its run's seed; its batches come from a CPU generator of the run's "batches" stream, so a run's
 numbers do not depend on the device or on which runs share the job.
-Not yet on shared.train.loop.fit, though it would fit (Muon through make_optimizer, the linear decay as lr_policy,
-the penalty ramp in loss_fn); left for a change that checks this paper's numbers bit for bit against the old loop.
 """
 import torch
 
@@ -13,6 +11,7 @@ from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.nn.bae import BilinearAutoencoder
 from shared.pipeline.run import start_run
+from shared.train.loop import fit, with_replacement
 from shared.train.muon import Muon
 from shared.train.progress import Progress
 from shared.train.sae import train_sae
@@ -31,20 +30,24 @@ def train_bae(acts, spec, tcfg, rng, device, label):
     `penalty_warmup` of the steps (the released code: 256 of 1,024 steps). `rng` draws the batches."""
     seed_everything(spec["seed"])  # the init: the run's seed itself
     model = build(spec).to(device)
-    opt = optimizer(model, tcfg)
-    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1 - step / tcfg["steps"])
-    warmup, history = max(1, round(tcfg["penalty_warmup"] * tcfg["steps"])), []
-    bar = Progress(tcfg["steps"], label)  # a bar on a terminal, timestamped lines in a log file
-    for step in bar:
-        batch = acts[torch.randint(len(acts), (tcfg["batch_size"],), generator=rng)].to(device)
-        loss, parts = model.loss(batch, alpha=spec["alpha"], warmup=min(1.0, (step + 1) / warmup))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        schedule.step()
-        if (step + 1) % tcfg["log_every"] == 0 or step + 1 == tcfg["steps"]:
-            history.append({"step": step + 1, **{k: float(v) for k, v in parts.items()}})
+    steps, history, parts = tcfg["steps"], [], {}
+    warmup = max(1, round(tcfg["penalty_warmup"] * steps))
+    bar = Progress(steps, label)  # a bar on a terminal, timestamped lines in a log file
+
+    def loss_fn(model, batch):
+        step, x = batch
+        loss, parts["now"] = model.loss(x, alpha=spec["alpha"], warmup=min(1.0, (step + 1) / warmup))
+        return loss
+
+    def log(step, loss):
+        if (step + 1) % tcfg["log_every"] == 0 or step + 1 == steps:
+            history.append({"step": step + 1, **{k: float(v) for k, v in parts["now"].items()}})
             bar.set_loss(loss.item())
+
+    # rows drawn on the CPU (the same on every device), each step's batch carrying its step for the penalty ramp
+    batches = enumerate(acts[i].to(device) for i in with_replacement(len(acts), tcfg["batch_size"], rng))
+    fit(model, batches, steps=steps, loss_fn=loss_fn, make_optimizer=lambda m: optimizer(m, tcfg),
+        lr_policy=lambda base, step: base * (1 - step / steps), on_step=log, progress=bar)
     return model.cpu().eval().requires_grad_(False), history
 
 
