@@ -115,7 +115,8 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         config, seeds=_gather(infos, config, ("seeds", "seed")), device=devices_that_ran(infos, config),
         extra={"paper": paper, "tier": tier, "config_path": str(config_path) if config_path else None,
                "metrics_info": {name: _without_code(info) for name, info in infos.items()},
-               "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
+               # the orders as listed (a JSON object's keys are written sorted), for rerender
+               "metrics": list(infos), "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
     )
     prov["inputs"] = staleness.report_inputs(paper_dir, config, infos)
     if costs_dir is not None:
@@ -157,7 +158,8 @@ def rerender(paper, tier, reports_dir="reports", replications_dir="replications"
     recorded = prov.get("extra", {})
     # in the order the last render listed them (a Snakemake render: the paper's declared order), so that a re-render
     # writes the same report as the render it repeats
-    metrics = _in_order((out_dir / "metrics").glob("*.json"), recorded.get("metrics_info", {}))
+    listed = recorded.get("metrics", recorded.get("metrics_info", {}))  # reports from before "metrics" was recorded
+    metrics = _in_order((out_dir / "metrics").glob("*.json"), listed)
     if not metrics:
         raise SystemExit(f"{out_dir}/metrics holds no metrics files: run the pipeline for {paper} ({tier}) instead")
     config_path = out_dir / "config.json"  # without it the report records no config, and the index marks it stale
