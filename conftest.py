@@ -1,8 +1,29 @@
-"""Fixtures for every test folder: tests/ (the library and the conformance suite) and replications/<paper>/tests/."""
+"""Fixtures and grouping for every test folder: tests/ (the library and the conformance suite) and replications/<paper>/tests/."""
+from pathlib import Path
+
 import pytest
 import torch
 
-from shared.pipeline.scratch import render_tiny
+from shared.pipeline.paper import discover_papers
+from shared.pipeline.scratch import ROOT, render_tiny
+
+GROUPS = set(discover_papers(ROOT / "replications")) | {"from_template"}  # the conformance suite's template paper
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (its own hook of the same name)
+def pytest_collection_modifyitems(items):
+    """Under xdist (`-n 2 --dist loadgroup`, pyproject.toml) a paper's tests all run on one worker (those under
+    replications/<paper>/ and those parametrized by its name), so that its tiny render, a session fixture, runs
+    once; any other test runs with the rest of its file, so that a module fixture runs once. An explicit
+    xdist_group mark wins."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        parts = Path(item.path).relative_to(ROOT).parts
+        params = item.callspec.params.values() if hasattr(item, "callspec") else ()
+        named = [v for v in params if isinstance(v, str) and v in GROUPS]
+        group = parts[1] if parts[0] == "replications" and len(parts) > 2 else (named[0] if named else str(item.path))
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")

@@ -219,6 +219,7 @@ def full_tier_plans(tmp_path_factory):
     return plans
 
 
+@pytest.mark.xdist_group("full_tier_plans")  # its three dry runs cover every paper: one worker makes them once
 @pytest.mark.parametrize("profile", ["default", "full", "slurm"])
 @pytest.mark.parametrize("name", [*PAPERS, "from_template"])
 def test_full_tier_plans_with_each_profile(full_tier_plans, name, profile):
