@@ -11,6 +11,8 @@ reports.
 so that `rerender` can score an edited claims.yaml from a committed report without running anything again.
 claims.html (the full claims table) and claims.rst (a compact one, its caption) are what Snakemake's HTML report
 (`snakemake --report report.html`) shows of the claims beside the figures: report.md's table, as HTML.
+A render also reads <out-dir>/seeds.json (`replicate seeds`) and <out-dir>/drift.json (`replicate drift`) when they
+are there: a claim whose status differs at another seed or on other kernels is fragile (shared.pipeline.seeds).
 """
 import argparse
 import csv

@@ -16,7 +16,6 @@ robust.
 import csv
 import json
 import math
-import os
 import re
 import tempfile
 import time
@@ -73,9 +72,9 @@ def seed_overrides(papers, by, root=ROOT, base=None):
     from shared.pipeline.config import load_paper_config
 
     out = {}
-    for paper in {p for paper in papers for p in needs(paper, root)}:
-        cfg = load_paper_config(Path(root) / "replications" / paper, TIER, (base or {}).get(paper))
-        out[paper] = {TIER: changes(cfg, reseeded(cfg, by))}
+    for name in {p for paper in papers for p in needs(paper, root)}:
+        cfg = load_paper_config(Path(root) / "replications" / name, TIER, (base or {}).get(name))
+        out[name] = {TIER: changes(cfg, reseeded(cfg, by))}
     return out
 
 
@@ -99,12 +98,10 @@ def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
         with tempfile.TemporaryDirectory(prefix=f"seeds-{seed}-") as tmp:
             repo = copy_repo(Path(tmp) / "repo", papers, root)
             write_text(repo / "seeds.yaml", yaml.safe_dump(overrides, sort_keys=True))
-            before = os.times()
+            started = time.time()
             proc = snakemake(repo, "--cores", str(cores), "--keep-going", "--configfile",
                              *(str(repo / f) for f in configfiles), str(repo / "seeds.yaml"), "--", *papers)
-            after = os.times()
-            cpu = after.children_user + after.children_system - before.children_user - before.children_system
-            print(f"seed {seed} (seeds + {by}): {len(papers)} paper(s), {cpu / 60:.1f} CPU-minutes in all, "
+            print(f"seed {seed} (seeds + {by}): {len(papers)} paper(s), {(time.time() - started) / 60:.1f} minutes, "
                   f"exit {proc.returncode}", flush=True)
             for paper in papers:
                 out = repo / "reports" / paper / TIER

@@ -97,7 +97,7 @@ def test_a_control_that_passes_its_findings_own_check_is_an_error_naming_paper_c
     assert not (tmp_path / "reports" / "toy" / "quick" / "claims.csv").exists()  # nothing scored
     done = subprocess.run([sys.executable, "-m", "shared.pipeline.report", "render", "--paper", "toy", "--tier",
                            "quick", "--paper-dir", "replications/toy", "--metrics", "results/acc.json",
-                           "--out-dir", "reports/toy/quick"], cwd=tmp_path, capture_output=True, text=True)
+                           "--out-dir", "reports/toy/quick"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: toy: claim 'with-control': its control acc.untrained = 0.93 passes")
 
