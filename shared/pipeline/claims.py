@@ -258,8 +258,8 @@ def load_metrics(paths):
 
 def score(claims_doc, metrics, skipped, tier, refuse_passing_controls=True):
     """Score every claim of `claims_doc` at `tier` from this run's metrics, in claims.yaml order. A finding whose
-    control value passes the finding's own check raises ControlPassesError (unless told not to: another seed's run,
-    where it is one more way the claim's status is fragile)."""
+    control value passes the finding's own check raises ControlPassesError (unless told not to: in another seed's
+    run such a claim FAILs there, so its status here is fragile)."""
     if tier not in TIERS:
         raise ClaimsError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
     results = [_score_claim(claim, metrics, skipped, tier) for claim in claims_doc["claims"]]
@@ -283,12 +283,16 @@ def _score_control(paper, claim, result, metrics, skipped, refuse):
             result.status, result.reason = FAIL, f"control metric {name} was not produced"
         return
     result.control_value = format_value(metrics[name])
-    if refuse and apply_check(claim["check"], spec, metrics[name])[0]:
-        raise ControlPassesError(
-            f"{paper}: claim '{claim['id']}': its control {name} = {result.control_value} passes the claim's own "
-            f"check ({result.expected}), as {claim['metric']} = {result.reproduced or 'not measured'} does, so the "
-            "check cannot tell the result from its control: recast the claim in claims.yaml or fix the analysis "
-            "that measures the control")
+    if not apply_check(claim["check"], spec, metrics[name])[0]:
+        return
+    if not refuse:
+        result.status, result.reason = FAIL, f"its control {name} = {result.control_value} passes the check too"
+        return
+    raise ControlPassesError(
+        f"{paper}: claim '{claim['id']}': its control {name} = {result.control_value} passes the claim's own "
+        f"check ({result.expected}), as {claim['metric']} = {result.reproduced or 'not measured'} does, so the "
+        "check cannot tell the result from its control: recast the claim in claims.yaml or fix the analysis "
+        "that measures the control")
 
 
 def _score_claim(claim, metrics, skipped, tier):

@@ -25,9 +25,21 @@ from pathlib import Path
 import yaml
 
 from shared.io.files import write_json, write_text
-from shared.pipeline.claims import FAIL, FRAGILE, NOT_RUN, PASS, ROBUST, apply_check, format_value, load_metrics, score
-from shared.pipeline.job import machine
+from shared.pipeline.claims import (
+    FAIL,
+    FRAGILE,
+    NOT_RUN,
+    PASS,
+    ROBUST,
+    apply_check,
+    format_value,
+    load_metrics,
+    read_metrics_file,
+    score,
+)
+from shared.pipeline.job import machine, read_costs, summarize_costs
 from shared.pipeline.scratch import ROOT, copy_repo, needs, snakemake
+from shared.pipeline.staleness import report_inputs
 from shared.pipeline.tiers import config_hash
 
 SHIFT = 1000  # seed k adds k * SHIFT to every seed: far from the configs' own seed lists, so no model is shared
@@ -83,7 +95,9 @@ def seed_overrides(papers, by, root=ROOT, base=None):
 def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
     """Rerun the papers' quick tier once per seed in a scratch copy; write reports/<paper>/quick/seeds.json.
     `configfiles` (paths relative to `root`) are passed on, as a paper's tiny config in the tests. Returns
-    {paper: seeds.json document}; a paper one of whose runs made no report gets none (SystemExit after the others)."""
+    {paper: seeds.json document}; a paper one of whose runs wrote no metrics gets none (SystemExit after the others).
+    """
+    from shared.pipeline.config import load_paper_config
     from shared.pipeline.paper import discover_papers
 
     root = Path(root)
@@ -104,11 +118,11 @@ def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
             print(f"seed {seed} (seeds + {by}): {len(papers)} paper(s), {(time.time() - started) / 60:.1f} minutes, "
                   f"exit {proc.returncode}", flush=True)
             for paper in papers:
-                out = repo / "reports" / paper / TIER
-                if not (out / "provenance.json").is_file():
-                    failed[paper] = f"seed {seed}: no report\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+                results = repo / "results" / paper / TIER
+                if not any((results / "metrics").glob("*.json")):
+                    failed[paper] = f"seed {seed}: no metrics\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
                     continue
-                runs[paper][str(seed)], recorded = _run_record(out, by, overrides[paper][TIER])
+                runs[paper][str(seed)], recorded = _run_record(repo, paper, by, overrides[paper][TIER])
                 for path, digest in recorded.items():
                     if code[paper].setdefault(path, digest) != digest:
                         code[paper][path] = "mixed"
@@ -116,8 +130,6 @@ def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
     for paper in papers:
         if paper in failed:
             continue
-        from shared.pipeline.config import load_paper_config
-
         cfg = load_paper_config(root / "replications" / paper, TIER, base.get(paper))
         doc = {"measured_utc": datetime.fromtimestamp(t0, UTC).isoformat(timespec="seconds"), "tier": TIER,
                "seed_shift": SHIFT, "seeds": list(seeds), "machine": machine(),
@@ -131,16 +143,21 @@ def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
     return written
 
 
-def _run_record(out, by, override):
-    """One paper's run at one seed, from the report its scratch copy rendered: every metric (for re-scoring) and
-    what it cost; and the code hashes it recorded."""
-    prov = json.loads((out / "provenance.json").read_text())
-    metrics, skipped = load_metrics(sorted((out / "metrics").glob("*.json")))
-    summary = (prov.get("cost") or {}).get("summary") or {}
-    record = {"seed_shift": by, "config_override": override, "config_hash": (prov.get("inputs") or {}).get("config"),
-              "cpu_s": summary.get("cpu_s"), "wall_s": summary.get("wall_s"), "metrics": metrics, "skipped": skipped,
-              "skipped_namespaces": prov.get("extra", {}).get("skipped_namespaces", {})}
-    return record, (prov.get("inputs") or {}).get("code") or {}
+def _run_record(repo, paper, by, override):
+    """One paper's run at one seed: every metric (for re-scoring) and what its jobs cost, from the run's results/
+    (its report may be missing: a control that passes its check at this seed stops the render, not the record);
+    and the hashes of the code its metrics came from."""
+    results = repo / "results" / paper / TIER
+    paths = sorted((results / "metrics").glob("*.json"))
+    metrics, skipped = load_metrics(paths)
+    infos = {p.name: read_metrics_file(p)["info"] for p in paths}
+    costs = summarize_costs([r for r in read_costs(results / "logs") if not r["job"].endswith(" report")]) or {}
+    prov = read(repo / "reports" / paper / TIER / "provenance.json") or {}
+    record = {"seed_shift": by, "config_override": override, "cpu_s": costs.get("cpu_s"), "wall_s": costs.get("wall_s"),
+              "metrics": metrics, "skipped": skipped,
+              "skipped_namespaces": prov.get("extra", {}).get("skipped_namespaces", {}),
+              "report": "rendered" if prov else "not rendered (see the run's log)"}
+    return record, report_inputs(repo / "replications" / paper, None, infos)["code"]
 
 
 def _committed(report_dir):

@@ -185,3 +185,14 @@ def test_stale_seeds_json_is_shown_but_not_used(tmp_path):
     assert "is **stale**: code changed: shared/x.py." in (out / "report.md").read_text()
     seeds_json(out, config, {"1": {**METRICS, "margin": 0.47}}, code={"shared/x.py": "aaa"})
     assert {r.id: r.robustness for r in render_it()}["wobbly"] == "fragile"
+
+
+def test_a_control_passing_at_another_seed_makes_its_finding_fragile_not_an_error(tmp_path):
+    render_it = paper(tmp_path)
+    render_it()
+    out = tmp_path / "reports" / "toy" / "quick"
+    config = json.loads((out / "provenance.json").read_text())["inputs"]["config"]
+    seeds_json(out, config, {"1": {**METRICS, "untrained": 0.92}})
+    result = {r.id: r for r in render_it()}["with-control"]
+    assert result.status == "PASS" and result.robustness == "fragile"
+    assert "⚠️ fragile: FAIL at seeds +1000 (0.95)" in (out / "report.md").read_text()
