@@ -101,7 +101,13 @@ def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
     from shared.pipeline.paper import discover_papers
 
     root = Path(root)
-    papers = sorted(papers) or discover_papers(root / "replications")
+    if not seeds or min(seeds) < 1 or len(set(seeds)) != len(seeds):
+        raise SystemExit(f"replicate seeds: --seeds must be distinct integers >= 1 (0 is the committed run), got {seeds}")
+    known = discover_papers(root / "replications")
+    unknown = sorted(set(papers) - set(known))
+    if unknown:
+        raise SystemExit(f"replicate seeds: no paper named {', '.join(unknown)} (papers: {', '.join(known)})")
+    papers = sorted(papers) or known
     base = {}
     for f in configfiles:
         base.update(yaml.safe_load((root / f).read_text()) or {})
