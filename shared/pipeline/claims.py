@@ -21,13 +21,26 @@ CHECKS = (*COMPARISONS, "within", "between", "is_true", "is_false")
 TOP_KEYS = {"paper", "title", "claims"}  # the keys, types and enums of claims.yaml: shared/schemas/claims.schema.yaml
 # finding: an empirical result the paper reports (a reproduction when it PASSes); identity: an exact property the
 # implementation must satisfy (a FAIL is a bug, a PASS is a test, not a reproduction); control: a sanity or negative
-# control that shows a check can tell the difference.
-FINDING, IDENTITY, CONTROL = KINDS = ("finding", "identity", "control")
+# control that shows a check can tell the difference; extension: this suite's own addition, not the paper's.
+FINDING, IDENTITY, CONTROL, EXTENSION = KINDS = ("finding", "identity", "control", "extension")
+# A finding whose threshold, metric or analysis was chosen after seeing results (`post_hoc:`) is counted apart.
+POST_HOC_FINDING = "post-hoc finding"
+GROUPS = (FINDING, POST_HOC_FINDING, EXTENSION, IDENTITY, CONTROL)
+# Robustness of a claim's status against other runs (other seeds: seeds.json; other kernels: drift.json): robust when
+# every other run that scored it gives the same status, fragile when one differs, "" when no other run scored it.
+ROBUST, FRAGILE = "robust", "fragile"
+ROBUST_PASS, PASS_NOT_RERUN = "robust PASS", "PASS not rerun"
+FINDING_BUCKETS = (ROBUST_PASS, PASS_NOT_RERUN, FRAGILE, FAIL, NOT_RUN)
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")  # as the schema's; names a claim in a message only when it matches
 
 
 class ClaimsError(ValueError):
     """claims.yaml or a metrics file is malformed; the message names the file, claim id and key."""
+
+
+class ControlPassesError(ClaimsError):
+    """A finding's control (the same metric on an untrained or shuffled baseline) passes the finding's own check: the
+    check cannot tell the result from its control, so the claim or its analysis is wrong; nothing may be scored."""
 
 
 @dataclass
@@ -47,6 +60,11 @@ class ClaimResult:
     if_fail: str
     metric: str = ""
     secondary: bool = False
+    post_hoc: str = ""  # what was chosen after seeing results: the status reads "PASS, post hoc"
+    control: str = ""  # the control's metric key, and its value as measured in this run
+    control_value: str = ""
+    robustness: str = ""  # ROBUST, FRAGILE or "" (set by the report from seeds.json and drift.json)
+    spread: str = ""  # the claim's values over this run and the other runs, when robustness was measured
 
     def as_row(self):
         row = asdict(self)
@@ -138,6 +156,8 @@ def _schema_message(err, doc, where):
         allowed = sorted(schema.get("properties", {}))
         unknown = min(set(value) - set(allowed), key=str)
         return f"{prefix}: unknown key '{'.'.join(map(str, [*path, unknown]))}'; allowed: {', '.join(allowed)}"
+    if err.validator == "not":  # the schema's one `not`: a control on an identity or a control
+        return f"{prefix}: key 'control' is only for a finding or an extension, not kind {value.get('kind')!r}"
     if err.validator == "required":
         missing = next(k for k in err.validator_value if k not in value)
         return f"{prefix}: missing required key '{'.'.join(map(str, [*path, missing]))}'{HINTS.get(missing, '')}"
@@ -236,11 +256,43 @@ def load_metrics(paths):
 
 # ---------------------------------------------------------------- scoring
 
-def score(claims_doc, metrics, skipped, tier):
-    """Score every claim of `claims_doc` at `tier` from this run's metrics, in claims.yaml order."""
+def score(claims_doc, metrics, skipped, tier, refuse_passing_controls=True):
+    """Score every claim of `claims_doc` at `tier` from this run's metrics, in claims.yaml order. A finding whose
+    control value passes the finding's own check raises ControlPassesError (unless told not to: in another seed's
+    run such a claim FAILs there, so its status here is fragile)."""
     if tier not in TIERS:
         raise ClaimsError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
-    return [_score_claim(claim, metrics, skipped, tier) for claim in claims_doc["claims"]]
+    results = [_score_claim(claim, metrics, skipped, tier) for claim in claims_doc["claims"]]
+    for claim, result in zip(claims_doc["claims"], results):
+        _score_control(claims_doc["paper"], claim, result, metrics, skipped, refuse_passing_controls)
+    return results
+
+
+def _score_control(paper, claim, result, metrics, skipped, refuse):
+    """Show the control's value beside the reproduced one; refuse a control that passes the claim's own check."""
+    name = claim.get("control")
+    if not name or result.reason == "not checked at this tier":
+        return
+    spec = claim["tiers"][result.tier] or {}
+    if name in skipped:
+        result.control_value = f"not run ({skipped[name]})"
+        return
+    if name not in metrics:
+        result.control_value = "not produced"
+        if result.status == PASS:
+            result.status, result.reason = FAIL, f"control metric {name} was not produced"
+        return
+    result.control_value = format_value(metrics[name])
+    if not apply_check(claim["check"], spec, metrics[name])[0]:
+        return
+    if not refuse:
+        result.status, result.reason = FAIL, f"its control {name} = {result.control_value} passes the check too"
+        return
+    raise ControlPassesError(
+        f"{paper}: claim '{claim['id']}': its control {name} = {result.control_value} passes the claim's own "
+        f"check ({result.expected}), as {claim['metric']} = {result.reproduced or 'not measured'} does, so the "
+        "check cannot tell the result from its control: recast the claim in claims.yaml or fix the analysis "
+        "that measures the control")
 
 
 def _score_claim(claim, metrics, skipped, tier):
@@ -248,7 +300,7 @@ def _score_claim(claim, metrics, skipped, tier):
         id=claim["id"], kind=claim["kind"], tier=tier, statement=claim["statement"], source=claim["source"],
         paper_value=claim.get("paper_value"), check=claim["check"], expected="", reproduced="",
         status=NOT_RUN, reason="", note="", if_fail=claim.get("if_fail", ""), metric=claim["metric"],
-        secondary=claim.get("secondary", False),
+        secondary=claim.get("secondary", False), post_hoc=claim.get("post_hoc", ""), control=claim.get("control", ""),
     )
     if tier not in claim["tiers"]:
         result.reason = "not checked at this tier"
@@ -335,22 +387,55 @@ def format_value(value):
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def status_text(result):
+    """The status as shown: "PASS", or "PASS, post hoc" for a claim whose check was chosen after seeing results."""
+    status, post_hoc = _field(result, "status"), _field(result, "post_hoc")
+    return f"{status}, post hoc" if post_hoc else status
+
+
 def counts(results, kind=None):
     """{"PASS": n, "FAIL": n, "NOT RUN": n} for a list of results or CSV rows (of one kind when given)."""
-    pairs = [_kind_status(r) for r in results]
-    statuses = [status for k, status in pairs if kind is None or k == kind]
+    statuses = [_field(r, "status") for r in results if kind is None or _field(r, "kind") == kind]
     return {status: statuses.count(status) for status in (PASS, FAIL, NOT_RUN)}
 
 
-def counts_by_kind(results):
-    """{kind: counts} for the kinds present, findings first."""
-    present = {_kind_status(r)[0] for r in results}
-    return {kind: counts(results, kind) for kind in KINDS if kind in present}
+def group(result):
+    """The group a claim is counted in: its kind, or POST_HOC_FINDING for a finding chosen after seeing results."""
+    kind = _field(result, "kind")
+    return POST_HOC_FINDING if kind == FINDING and _field(result, "post_hoc") else kind
 
 
-def _kind_status(result):
-    """(kind, status) of a ClaimResult or a CSV row (a row written before claims had kinds has none)."""
+def bucket(result):
+    """A finding's count: robust PASS, PASS not rerun (no other run scored it), fragile, FAIL or NOT RUN."""
+    status, robustness = _field(result, "status"), _field(result, "robustness")
+    if status == NOT_RUN:
+        return NOT_RUN
+    if robustness == FRAGILE:
+        return FRAGILE
+    if status == FAIL:
+        return FAIL
+    return ROBUST_PASS if robustness == ROBUST else PASS_NOT_RERUN
+
+
+def counts_by_group(results):
+    """{group: {bucket: n}} for the groups present, in GROUPS order: findings (and post-hoc findings) by
+    FINDING_BUCKETS, the other kinds by PASS / FAIL / NOT RUN."""
+    out = {}
+    for name in GROUPS:
+        members = [r for r in results if group(r) == name]
+        if not members:
+            continue
+        if name in (FINDING, POST_HOC_FINDING):
+            found = [bucket(r) for r in members]
+            out[name] = {b: found.count(b) for b in FINDING_BUCKETS}
+        else:
+            out[name] = counts(members)
+    return out
+
+
+def _field(result, name):
+    """A field of a ClaimResult or of a claims.csv row (a row written before the field existed has none: '')."""
     if isinstance(result, ClaimResult):
-        return result.kind, result.status
-    return result.get("kind"), result["status"]
+        return getattr(result, name)
+    return result.get(name) or ""
 

@@ -5,6 +5,7 @@
     replicate new-paper NAME [--root .]
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
     replicate drift [PAPER ...] [--cores 2] [--threads 1] [--set KEY=VALUE]   values on other kernels (.drift)
+    replicate seeds [PAPER ...] [--seeds 1 2] [--cores 2]   values and statuses at other seeds (.seeds)
 """
 import argparse
 import keyword
@@ -112,7 +113,17 @@ def main(argv=None):
     drift.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="an environment setting for the rerun (beside ATEN_CPU_CAPABILITY=avx2, "
                             "MKL_CBWR=COMPATIBLE)")
+    seeds = sub.add_parser("seeds", help="rerun the quick tier with other seeds in a scratch copy; write "
+                                         "reports/<paper>/quick/seeds.json, re-render the reports and the index")
+    seeds.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper")
+    seeds.add_argument("--seeds", type=int, nargs="+", default=[1, 2], metavar="K",
+                       help="one rerun per K, every seed of the quick config raised by 1000 x K (default: 1 2)")
+    seeds.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
+    if args.command == "seeds":
+        from shared.pipeline import seeds as seeds_module
+
+        return seeds_module.main(args)
     if args.command == "drift":
         from shared.pipeline import drift as drift_module
 

@@ -11,6 +11,8 @@ reports.
 so that `rerender` can score an edited claims.yaml from a committed report without running anything again.
 claims.html (the full claims table) and claims.rst (a compact one, its caption) are what Snakemake's HTML report
 (`snakemake --report report.html`) shows of the claims beside the figures: report.md's table, as HTML.
+A render also reads <out-dir>/seeds.json (`replicate seeds`) and <out-dir>/drift.json (`replicate drift`) when they
+are there: a claim whose status differs at another seed or on other kernels is fragile (shared.pipeline.seeds).
 """
 import argparse
 import csv
@@ -26,15 +28,20 @@ from pathlib import Path
 import yaml
 
 from shared.io.files import write_json, write_text
-from shared.pipeline import provenance, staleness
+from shared.pipeline import provenance, seeds, staleness
 from shared.pipeline.job import busy_wall_seconds, read_costs, summarize_costs
 from shared.pipeline.claims import (
     FAIL,
     FINDING,
+    FINDING_BUCKETS,
+    FRAGILE,
     IDENTITY,
     NOT_RUN,
     PASS,
-    counts_by_kind,
+    POST_HOC_FINDING,
+    ROBUST_PASS,
+    ClaimsError,
+    counts_by_group,
     format_value,
     load_claims,
     load_metrics,
@@ -43,8 +50,10 @@ from shared.pipeline.claims import (
 )
 from shared.pipeline.tiers import TIERS
 
+# new columns go at the end, so that a reader of an older claims.csv finds every column where it was
 CSV_COLUMNS = ["id", "kind", "tier", "status", "paper_value", "reproduced", "check", "expected", "reason",
-               "metric", "secondary", "source", "statement", "note", "if_fail"]
+               "metric", "secondary", "source", "statement", "note", "if_fail",
+               "post_hoc", "control", "control_value", "robustness", "spread"]
 STATUS_BADGE = {PASS: "✅ PASS", FAIL: "❌ **FAIL**", NOT_RUN: "⏸️ NOT RUN"}
 QUICK_DISCLAIMER = (
     "Quick-tier numbers come from a scaled-down setting (less data, smaller models, fewer steps; see "
@@ -54,9 +63,12 @@ QUICK_DISCLAIMER = (
 KIND_NOTE = (
     "A finding is an empirical result the paper reports: its PASS is a reproduction. An identity is an exact "
     "property the implementation must satisfy: its PASS is a test of the code, not a reproduction. A control shows "
-    "that a check can tell the difference."
+    "that a check can tell the difference. An extension is this suite's own addition, not the paper's. A finding "
+    "is robust when other seeds and other float kernels give it the same status, fragile when one of them does not; "
+    "a post-hoc finding, whose check was chosen after seeing results, is counted apart."
 )
-PLURAL = {"finding": "findings", "identity": "identities", "control": "controls"}
+PLURAL = {"finding": "findings", POST_HOC_FINDING: "post-hoc findings", "extension": "extensions",
+          "identity": "identities", "control": "controls"}
 NO_EXPLANATION = ("**⚠️ NO EXPLANATION RECORDED** — add `if_fail` to this claim in claims.yaml or explain it in "
                   "deviations.md (naming its id).")
 FIXED_BEFORE = "Expectations fixed before the first run"
@@ -119,6 +131,13 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
                "metrics": list(infos), "figures": [Path(f).name for f in figure_paths], "skipped_namespaces": skipped_namespaces or {}},
     )
     prov["inputs"] = staleness.report_inputs(paper_dir, config, infos)
+    drift, seeds_doc = _read_drift(out_dir / "drift.json"), seeds.read(out_dir / "seeds.json")
+    if drift and drift.get("against", {}).get("config_hash") not in (None, prov["inputs"]["config"]):
+        drift = {**drift, "stale": "measured against another config"}
+    seeds_stale = seeds.stale_reasons(seeds_doc, prov["inputs"]) if seeds_doc else []
+    runs = seeds.other_runs(claims_doc, tier, None if seeds_stale else seeds_doc,
+                            None if drift is None or drift.get("stale") else drift)
+    seeds.mark_robustness(results, runs)
     if costs_dir is not None:
         records = [r for r in read_costs(costs_dir) if not r["job"].endswith(" report")]
         cost = {"summary": summarize_costs(records), "jobs": [{k: r.get(k) for k in COST_COLUMNS} for r in records]}
@@ -135,10 +154,10 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
                   "claims.yaml or name it in deviations.md", file=sys.stderr)
     write_text(out_dir / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
     write_text(out_dir / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
-    drift = _read_drift(out_dir / "drift.json")
     sections = [
-        _summary(claims_doc, tier, results, paper_dir),
-        _claims_table(tier, results, drift),
+        _summary(claims_doc, tier, results, paper_dir, runs),
+        _claims_table(tier, results, runs),
+        _seeds(seeds_doc, seeds_stale, results, runs),
         _drift(drift),
         _figures(paper_dir, out_dir, figure_paths),
         _deviations(paper_dir, results, explanations),
@@ -226,9 +245,11 @@ def _gather(infos, config, keys):
     return values or None
 
 
-def _summary(claims_doc, tier, results, paper_dir):
-    text = (f"Tier **{tier}**, {len(results)} claims: {kind_counts_text(results)}. {KIND_NOTE} Every status is "
-            "computed from this run's metrics files; none is edited by hand.")
+def _summary(claims_doc, tier, results, paper_dir, runs=()):
+    rerun = ", ".join(label for label, _ in runs) or "none (a PASS is counted 'PASS not rerun')"
+    text = (f"Tier **{tier}**, {len(results)} claims: {kind_counts_text(results)}. {KIND_NOTE} Runs the statuses "
+            f"were compared with: {rerun}. Every status is computed from this run's metrics files; none is edited "
+            "by hand.")
     if tier == "quick":
         text += " " + QUICK_DISCLAIMER
     sections = deviation_sections(paper_dir)
@@ -240,16 +261,20 @@ def _summary(claims_doc, tier, results, paper_dir):
 
 
 def kind_counts_text(results, link=None):
-    """'findings 18 PASS / 4 FAIL / 2 NOT RUN of 24; identities 30 / 30 PASS; controls 3 / 3 PASS'."""
+    """'findings 16 robust PASS / 2 fragile / 4 FAIL / 2 NOT RUN of 24; post-hoc findings 1 robust PASS of 1;
+    identities 30 / 30 PASS; controls 3 / 3 PASS' (a PASS no other run scored: 'PASS not rerun')."""
     parts = []
-    for kind, n in counts_by_kind(results).items():
+    for group, n in counts_by_group(results).items():
         total = sum(n.values())
-        others = "".join(f" / {n[s]} {s}" for s in (FAIL, NOT_RUN) if n[s])
-        name = PLURAL[kind]
-        text = f"{name} {n[PASS]} PASS{others} of {total}" if kind == FINDING else f"{name} {n[PASS]} / {total} PASS"
-        if kind != FINDING and n[FAIL]:
-            text += f" ({n[FAIL]} FAIL{' — a bug' if kind == IDENTITY else ''})"
-        parts.append(f"[{text}]({link})" if link and kind == FINDING else text)
+        name = PLURAL.get(group, group)
+        if group in (FINDING, POST_HOC_FINDING):
+            others = "".join(f" / {n[b]} {b}" for b in FINDING_BUCKETS[1:] if n[b])
+            text = f"{name} {n[ROBUST_PASS]} {ROBUST_PASS}{others} of {total}"
+        else:
+            text = f"{name} {n[PASS]} / {total} PASS"
+            if n[FAIL]:
+                text += f" ({n[FAIL]} FAIL{' — a bug' if group == IDENTITY else ''})"
+        parts.append(f"[{text}]({link})" if link and group == FINDING else text)
     return "; ".join(parts) or "no claims"
 
 
@@ -268,14 +293,14 @@ def deviation_sections(paper_dir):
     return {t: "\n".join(lines).strip() for t, lines in sections.items()}
 
 
-def _claims_table(tier, results, drift=None):
+def _claims_table(tier, results, runs=()):
     rows = []
-    moved = (drift or {}).get("claims", {})
     for r in results:
         c = _claim_row(r)
-        status = STATUS_BADGE[r.status]
-        if moved.get(r.id, {}).get("flips"):
-            status += f" ⚠️ {moved[r.id]['status_there']} on other kernels (drift)"
+        status = STATUS_BADGE[r.status] + (", post hoc" if r.post_hoc else "")
+        if r.robustness == FRAGILE:
+            status += " ⚠️ fragile: " + "; ".join(f"{s} at {label} ({v or '—'})"
+                                                  for label, v, s in seeds.differing(r, runs))
         rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(r.statement), cell(r.source), cell(c["paper"]),
                      cell(c["expected"]), cell(c["reproduced"]), status, cell(c["notes"])])
     headers = ["ID", "Kind", "Claim", "Source", "Paper", f"Expected ({tier})", "Reproduced", "Status", "Notes"]
@@ -285,9 +310,13 @@ def _claims_table(tier, results, drift=None):
 def _claim_row(r):
     """The cells report.md's claims table shows for one result (plain text)."""
     paper_value = (r.as_row()["paper_value"] or "—") + (" (secondary)" if r.secondary else "")
+    reproduced = (r.reproduced or "—") + (f" (control: {r.control_value})" if r.control else "")
+    status = r.status + (", post hoc" if r.post_hoc else "") + (f", {r.robustness}" if r.robustness == FRAGILE else "")
+    notes = [r.note, r.reason, f"post hoc: {r.post_hoc}" if r.post_hoc else "",
+             f"control: {r.control}" if r.control else "", f"spread over runs: {r.spread}" if r.spread else ""]
     return {"id": r.id, "kind": r.kind, "statement": r.statement, "source": r.source, "paper": paper_value,
-            "expected": r.expected or "—", "reproduced": r.reproduced or "—", "status": r.status,
-            "notes": "; ".join(x for x in (r.note, r.reason) if x)}
+            "expected": r.expected or "—", "reproduced": reproduced, "status": status,
+            "notes": "; ".join(x for x in notes if x)}
 
 
 HTML_STYLE = """
@@ -316,7 +345,7 @@ def claims_html(title, tier, results, explanations):
         rows.append(f'<tr class="{r.status.replace(" ", "-")}" id="claim-{esc(r.id)}">'
                     f'<td class="id">{esc(r.id)}</td><td>{esc(c["kind"])}</td><td class="claim">{esc(c["statement"])}</td>'
                     f'<td>{esc(c["source"])}</td><td>{esc(c["paper"])}</td><td>{esc(c["expected"])}</td>'
-                    f'<td>{esc(c["reproduced"])}</td><td class="status">{esc(r.status)}</td><td>{esc(c["notes"])}</td>'
+                    f'<td>{esc(c["reproduced"])}</td><td class="status">{esc(c["status"])}</td><td>{esc(c["notes"])}</td>'
                     f'<td class="explanation">{esc(explained)}</td></tr>')
     body = ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>") if rows else "<p>No claims listed in claims.yaml.</p>"
@@ -362,7 +391,7 @@ def claims_rst(title, tier, results, explanations):
                   "     - Reproduced", "     - Expected", ""]
         for r in results:
             c = _claim_row(r)
-            lines += [f"   * - {rst_text(r.id)}", f"     - {rst_text(r.kind)}", f"     - {rst_text(r.status)}",
+            lines += [f"   * - {rst_text(r.id)}", f"     - {rst_text(r.kind)}", f"     - {rst_text(c['status'])}",
                       f"     - {rst_text(c['reproduced'])}", f"     - {rst_text(c['expected'])}"]
         lines.append("")
     fails = [r for r in results if r.status == FAIL]
@@ -501,6 +530,39 @@ def _without_sections(text, titles):
     return "\n".join(kept)
 
 
+def _seeds(doc, stale, results, runs):
+    """Each claim's value at this run's seeds and at the other seeds of seeds.json (shared.pipeline.seeds)."""
+    title = "## Other seeds"
+    if not doc:
+        return (f"{title}\n\nNot measured for this paper (`replicate seeds PAPER` reruns its quick tier with other "
+                "seeds and records every claim's value per seed).")
+    if stale:
+        return (f"{title}\n\nseeds.json (measured {doc.get('measured_utc', '')[:10]}) is **stale**: "
+                + "; ".join(stale) + ". Its runs are not used; `replicate seeds PAPER` measures them again.")
+    labels = [label for label, _ in runs if label.startswith("seeds +")]
+    scored = dict(runs)
+    rows = []
+    for r in results:
+        if r.status not in (PASS, FAIL) or not any(r.id in scored[label] for label in labels):
+            continue
+        values = [cell(f"{scored[label][r.id][0] or '—'} ({scored[label][r.id][1]})") if r.id in scored[label]
+                  else "—" for label in labels]
+        rows.append([f"`{cell(r.id)}`", cell(r.kind), cell(f"{r.reproduced or '—'} ({r.status})"), *values,
+                     cell(r.spread or "—"), "⚠️ **fragile**" if r.robustness == FRAGILE else cell(r.robustness)])
+    fragile = [r.id for r in results if r.robustness == FRAGILE]
+    cpu = [run.get("cpu_s") for run in doc.get("runs", {}).values() if run.get("cpu_s") is not None]
+    lines = [title, "",
+             f"The quick tier ran again on {doc.get('measured_utc', '')[:10]} in a scratch copy once per other seed, "
+             "every seed of the config raised by the amount named (`replicate seeds`)"
+             + (f", {sum(cpu) / len(cpu) / 60:.1f} CPU-minutes of jobs per seed" if cpu else "")
+             + ". Their metrics are scored here with this claims.yaml. A claim whose status differs at another seed "
+             "or on other kernels (the drift run, below) is fragile: "
+             + (", ".join(f"`{c}`" for c in fragile) or "none") + ".", "",
+             table(["Claim", "Kind", "This run", *labels, "Spread (all runs)", "Robustness"], rows)
+             if rows else "_No claim was scored at the other seeds._"]
+    return "\n".join(lines)
+
+
 def _read_drift(path):
     try:
         return json.loads(Path(path).read_text())
@@ -526,12 +588,13 @@ def _drift(drift):
              cell(f"{e['rel_change']:.1e}" if "rel_change" in e else "—"),
              cell(f"{e['status_here']} → {e['status_there']}" if e["flips"] else "same")]
             for cid, e in drift["claims"].items() if e["flips"] or e.get("rel_change", 0) > 1e-3]
+    stale = (f" **Not used**: {drift['stale']}." if drift.get("stale") else "")
     lines = ["## Drift on other machines", "",
              f"The quick tier ran again on {drift['measured_utc'][:10]} in a scratch copy with other float kernels "
              f"({setting}), against the report rendered at {drift['against'].get('rendered')}: "
              f"{drift_text(drift['summary'])}. Differences come from the order of floating-point sums, which "
-             "training amplifies; a claim whose status changed is flagged in the claims table: its status on this "
-             "machine is not robust."]
+             "training amplifies; a claim whose status changed is flagged fragile in the claims table: its status on "
+             "this machine is not robust." + stale]
     if rows:
         lines += ["", "Values that moved by more than 0.1%, or whose status changed:", "",
                   table(["Claim", "Here", "Other kernels", "Relative change", "Status"], rows)]
@@ -755,6 +818,13 @@ def main(argv=None):
     i = sub.add_parser("index", help="merge per-tier claims.csv files and write the index")
     add_index_arguments(i)
     args = parser.parse_args(argv)
+    try:
+        _run(args)
+    except ClaimsError as error:  # a bad claims.yaml or metrics file, or a control that passes its claim's check
+        raise SystemExit(f"error: {error}") from None
+
+
+def _run(args):
     if args.command == "render":
         render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
                json.loads(args.skipped), args.costs_dir)

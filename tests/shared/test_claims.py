@@ -261,3 +261,25 @@ def test_schema_and_shape_errors_name_the_file_claim_and_key(tmp_path, doc, word
     assert message.startswith(f"{path}: ") and "\n" not in message
     for word in words:
         assert word in message
+
+
+def test_groups_count_post_hoc_findings_and_extensions_apart(tmp_path):
+    from shared.pipeline.claims import counts_by_group, status_text
+
+    doc = load_claims(write_claims(
+        tmp_path, claim(id="f", kind="finding", counterexample=0.1),
+        claim(id="late", kind="finding", counterexample=0.1, post_hoc="cut chosen after run 1"),
+        claim(id="ours", kind="extension"), claim(id="i")))
+    results = score(doc, {"m.x": 0.7}, {}, "quick")
+    results[0].robustness = "fragile"
+    assert counts_by_group(results) == {
+        "finding": {"robust PASS": 0, "PASS not rerun": 0, "fragile": 1, FAIL: 0, NOT_RUN: 0},
+        "post-hoc finding": {"robust PASS": 0, "PASS not rerun": 1, "fragile": 0, FAIL: 0, NOT_RUN: 0},
+        "extension": {PASS: 1, FAIL: 0, NOT_RUN: 0}, "identity": {PASS: 1, FAIL: 0, NOT_RUN: 0}}
+    assert [status_text(r) for r in results] == [PASS, "PASS, post hoc", PASS, PASS]
+    assert status_text({"status": FAIL, "post_hoc": "x"}) == "FAIL, post hoc" and status_text({"status": PASS}) == PASS
+
+
+def test_post_hoc_must_say_what_was_chosen(tmp_path):
+    with pytest.raises(ClaimsError, match="claim 'C1': key 'post_hoc' must be a non-empty string"):
+        load_claims(write_claims(tmp_path, claim(post_hoc=" ")))

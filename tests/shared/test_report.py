@@ -73,7 +73,7 @@ def test_render_writes_report_csv_and_provenance(project):
     out = project / "reports" / "toy" / "quick"
     md = (out / "report.md").read_text()
     assert md.startswith("# Toy paper | with a pipe")
-    assert ("5 claims: findings 1 PASS / 1 FAIL / 1 NOT RUN of 3; identities 0 / 1 PASS (1 FAIL — a bug); "
+    assert ("5 claims: findings 0 robust PASS / 1 PASS not rerun / 1 FAIL / 1 NOT RUN of 3; identities 0 / 1 PASS (1 FAIL — a bug); "
             "controls 0 / 1 PASS") in md
     assert "never a claim that the paper's number was matched" in md and "not a reproduction" in md
     header = md.split("## Claims")[0]
@@ -113,7 +113,7 @@ def test_full_tier_has_no_quick_disclaimer_and_render_cli_works(project):
         cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     md = (out / "report.md").read_text()
-    assert "findings 1 PASS / 2 NOT RUN of 3; identities 0 / 1 PASS; controls 1 / 1 PASS" in md
+    assert "findings 0 robust PASS / 1 PASS not rerun / 2 NOT RUN of 3; identities 0 / 1 PASS; controls 1 / 1 PASS" in md
     assert "never a claim" not in md
     assert "No claim failed at this tier." in md
 
@@ -126,7 +126,7 @@ def test_index_merges_tiers_and_counts(project):
     assert [(r["tier"], r["id"]) for r in merged][:2] == [("quick", "good"), ("quick", "bad")]
     assert sum(r["tier"] == "full" for r in merged) == 5 and len(merged) == 10
     md = (project / "reports" / "index.md").read_text()
-    quick = ("[findings 1 PASS / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md); identities 0 / 1 PASS (1 FAIL — a bug); "
+    quick = ("[findings 0 robust PASS / 1 PASS not rerun / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md); identities 0 / 1 PASS (1 FAIL — a bug); "
              "controls 0 / 1 PASS")
     assert f"| toy | Toy paper \\| with a pipe | {quick}<br>⚠️ **stale** (rendered " in md
     assert "the code that produced its metrics was not recorded" in md  # the fixture's metrics record no code
@@ -146,7 +146,7 @@ def test_index_cli(project):
     render_tier(project, "quick")
     done = run_cli("index", cwd=project)
     assert done.returncode == 0, done.stderr
-    assert "[findings 1 PASS / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md)" in (project / "reports" / "index.md").read_text()
+    assert "[findings 0 robust PASS / 1 PASS not rerun / 1 FAIL / 1 NOT RUN of 3](toy/quick/report.md)" in (project / "reports" / "index.md").read_text()
 
 
 def test_new_paper_substitutes_names_and_contents(tmp_path, monkeypatch):
