@@ -5,6 +5,7 @@ angles that are multiples of 2 pi / m, and token v's multiples are v times token
 the span of the states it reaches, and at long lengths only the dominant part of that span survives the per-step
 renormalization. So the eigenvalues are those of A_v restricted to the span of the unit states visited after a
 burn-in (positions `subspace_positions`), cut where the singular values fall below `subspace_tol` of the largest.
+The same metrics at `subspace_tol_first`, the cut chosen before the first run, carry the suffix `_first_cut`.
 
 Frequencies are matched per eigenvector, not compared as sets: a set test ({v k mod m} against token v's angles)
 passes for m = 5 even when every token acts as A_1, because v * {1, 2, 3, 4} = {1, 2, 3, 4} mod 5. Instead each
@@ -44,14 +45,10 @@ def frequency_offsets(restricted, m):
     return torch.stack(offsets).numpy()
 
 
-def main():
-    run = start_run("checkpoint", "tasks", "metrics", "arrays")
-    args, a = run.args, run.params
-    models, specs, meta = load_models(args.checkpoint)
-    name = sorted(n for n, s in specs.items() if s["task"] == a["eigen_task"] and s["seed"] == a["eigen_seed"])[0]
-    model, m = models[name].double(), specs[name]["n_states"]  # pipeline.check: an addition task of this run
-    tokens = read_test_sets(args.tasks)[a["eigen_task"]][0][:256]
-    basis, singular = visited_basis(model, tokens, a["subspace_positions"], a["subspace_tol"])
+def eigen_structure(model, m, tokens, positions, tol):
+    """Metrics of the A_v restricted to the visited span cut at `tol`, their normalized eigenvalues (m, k), and each
+    token's rounded multiples."""
+    basis, singular = visited_basis(model, tokens, positions, tol)
     eigvals, invariance, restricted = [], [], []
     for v in range(m):
         A = model.rnn.matrices(torch.eye(m, dtype=torch.float64)[v : v + 1])[0]
@@ -74,12 +71,27 @@ def main():
         # each token rounds to its own expected multiple on every eigenvector of A_1
         "frequencies_follow_token": bool(offsets.max() < 0.5),
     }
+    return metrics, normalized, multiples, singular
+
+
+def main():
+    run = start_run("checkpoint", "tasks", "metrics", "arrays")
+    args, a = run.args, run.params
+    models, specs, meta = load_models(args.checkpoint)
+    name = sorted(n for n, s in specs.items() if s["task"] == a["eigen_task"] and s["seed"] == a["eigen_seed"])[0]
+    model, m = models[name].double(), specs[name]["n_states"]  # pipeline.check: an addition task of this run
+    tokens = read_test_sets(args.tasks)[a["eigen_task"]][0][:256]
+    metrics, normalized, multiples, singular = eigen_structure(model, m, tokens, a["subspace_positions"],
+                                                               a["subspace_tol"])
+    # the same at the cut chosen before the first run (subspace_tol was chosen after it; deviations.md)
+    first, _, first_multiples, _ = eigen_structure(model, m, tokens, a["subspace_positions"], a["subspace_tol_first"])
+    metrics.update({f"{key}_first_cut": value for key, value in first.items()})
     info = {"run": name, "task": a["eigen_task"], "m": m, "multiples_per_token": multiples,
+            "multiples_per_token_first_cut": first_multiples,
             "experiment": meta["experiment"], "visited_singular_values": singular[:12].tolist()}
     arrays = {"eigvals": normalized, "m": np.array(m)}
     write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays)
     print(metrics, multiples)
-
 
 if __name__ == "__main__":
     main()

@@ -65,6 +65,9 @@ def main():
         info["exponents"][f"naive_{s}"] = {"train_loss": exponent(rows, "train_loss")}
     e = info["exponents"]
     metrics["btt_minus_dense_exponent"] = e["btt"]["train_loss"]["exponent"] - e["dense"]["train_loss"]["exponent"]
+    # the difference in units of its combined standard error: an ordering inside the fits' noise is not shown
+    se = (e["btt"]["train_loss"]["stderr"] ** 2 + e["dense"]["train_loss"]["stderr"] ** 2) ** 0.5
+    metrics["btt_minus_dense_exponent_z"] = metrics["btt_minus_dense_exponent"] / se
     for s in ("dense", *STRUCTURED):
         metrics[f"exponent_{s}"] = e[s]["train_loss"]["exponent"]
         metrics[f"exponent_{s}_stderr"] = e[s]["train_loss"]["stderr"]

@@ -4,11 +4,14 @@ matching (WM) (Fig. 2's MNIST MLP panel at small scale, and the width trend of G
 At each width: pi(B) by each method, then train/test loss and accuracy along (1 - lam) A + lam pi(B) on the
 25-point lambda grid; barriers in the mean form (the paper's definition, the one the claims read) and the chord
 form. Aggregates the claims read: the worst (largest) AM/naive and WM/naive ratio over widths, the smallest
-midpoint-accuracy gain over naive, and the WM/naive ratio at the widest minus that at the narrowest width.
+midpoint-accuracy gain over naive, and the WM/naive ratio at the widest minus that at the narrowest width. The same
+ratios for B under a random permutation are G1's control (a re-basin that aligns nothing).
 """
 import numpy as np
+import torch
 
 from shared.nn.interpolation import copy_state
+from shared.nn.permutation import apply_permutation, random_permutation
 from shared.pipeline.run import load_models, start_run, write_metrics
 
 from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
@@ -35,9 +38,13 @@ def main():
                 arrays[f"{method}_h{width}_{key}"] = values
             if method == "wm":
                 sweeps[width] = info["sweeps"]
+        # control for G1: B under a random permutation, a generic re-basin that aligns nothing (ratio to naive ~1)
+        shuffled = apply_permutation(spec, random_permutation(spec, state_b, torch.Generator().manual_seed(
+            p["match_seed"])), state_b)
+        m.update(summarise(curves(a, state_a, shuffled, lams, data), lams, f"random_h{width}"))
         for split in SPLITS:
             naive = m[f"naive_h{width}_{split}_barrier"]
-            for method in ("am", "wm"):
+            for method in ("am", "wm", "random"):
                 m[f"{method}_over_naive_{split}_h{width}"] = ratio(m[f"{method}_h{width}_{split}_barrier"], naive)
         for method in ("am", "wm"):
             m[f"{method}_mid_acc_gain_h{width}"] = (m[f"{method}_h{width}_test_mid_acc"]
@@ -45,9 +52,10 @@ def main():
         m[f"wm_sweeps_h{width}"] = sweeps[width]
         print(width, {k: round(v, 4) for k, v in m.items() if f"_h{width}" in k and "barrier" in k}, flush=True)
     widths = sorted(sweeps)
-    for method in ("am", "wm"):
+    for method in ("am", "wm", "random"):
         for split in SPLITS:
             m[f"{method}_over_naive_{split}_max"] = max(m[f"{method}_over_naive_{split}_h{w}"] for w in widths)
+    for method in ("am", "wm"):
         m[f"{method}_mid_acc_gain_min"] = min(m[f"{method}_mid_acc_gain_h{w}"] for w in widths)
     m["wm_ratio_widest_minus_narrowest"] = (m[f"wm_over_naive_train_h{widths[-1]}"]
                                            - m[f"wm_over_naive_train_h{widths[0]}"])

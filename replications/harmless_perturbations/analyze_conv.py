@@ -15,7 +15,7 @@ from shared.nn.linear_operators import layer_operator, null_space
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import rel_err
 
-from .common import load_data, smallest_flipping_attack, test_subset, unit_directions
+from .common import load_data, smallest_flipping_attack, test_subset, unit_directions, untrained_flip_rate
 
 NOT_BUILT = ("not run: the paper's PGD-10 adversarially trained ResNet-18 on CIFAR-10 is not built in this "
              "replication (deviations.md); its feature-level null spaces are tested on this CNN's and the MLPs' layers")
@@ -80,6 +80,7 @@ def main():
         "conv2_null_dim": null_space(op2).shape[1],
         "fallback_logit_rel_change_median": float(fallback_change.median()),
         "pgd_flip_rate": float((adv_eps <= p["flip_eps"]).float().mean()),
+        "pgd_flip_rate_untrained": untrained_flip_rate(model, x32, p),
     }
     info = {
         "images": len(x), "conv1_operator": list(op1.shape), "conv2_operator": list(op2.shape),

@@ -16,7 +16,7 @@ from shared.nn.linear_operators import null_space
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import psnr, rel_err
 
-from .common import load_data, smallest_flipping_attack, test_subset, unit_directions
+from .common import load_data, smallest_flipping_attack, test_subset, unit_directions, untrained_flip_rate
 
 UNCHANGED = 0.99  # "the prediction is kept" for a perturbation norm: at least 99% of the images keep theirs
 ID_TOL = 1e-6     # a model accepts an identification probe when its logits move by less than this (relative)
@@ -177,6 +177,7 @@ def main():
         "random_acc_at_id_alpha": curves["random_f32_acc"][i10],
         "random_kept_at_id_alpha": curves["random_f32_kept"][i10],
         "pgd_flip_rate": flip_rate,
+        "pgd_flip_rate_untrained": untrained_flip_rate(model, x32, p),
         "fgsm_flip_rate": fgsm_rate,
         "harmless_to_adversarial_l2_ratio": harmless_l2 / adv_l2_median if flipped.any() else 0.0,
         "grad_null_component_max": grad_null,

@@ -1,4 +1,5 @@
 """What this paper's scripts share: the prepared images, test subsets, random directions and the attacks."""
+import copy
 import math
 
 import torch
@@ -41,3 +42,16 @@ def smallest_flipping_attack(model, x, eps_grid, steps):
         delta[flipped] = (x_adv - x)[flipped]
         found[flipped] = eps
     return delta, found, attacked
+
+
+def untrained_flip_rate(model, x, p):
+    """Control for the PGD flip claims: the same attack's flip rate at flip_eps on the same architecture at a fresh
+    initialisation (seeded by subset_seed; the global random stream is left as it was)."""
+    fresh = copy.deepcopy(model)
+    with torch.random.fork_rng():
+        torch.manual_seed(p["subset_seed"])
+        for layer in fresh.modules():
+            if layer is not fresh and hasattr(layer, "reset_parameters"):
+                layer.reset_parameters()
+        _, eps, _ = smallest_flipping_attack(fresh, x, p["eps_grid"], p["pgd_steps"])
+    return float((eps <= p["flip_eps"]).float().mean())

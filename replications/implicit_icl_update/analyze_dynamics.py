@@ -32,6 +32,10 @@ def main():
             metrics[f"ratio_{key}"] = float(curve[-1] / curve[1])
     if "ratio_attn" in metrics and "ratio_attn_untrained" in metrics:
         metrics["untrained_minus_trained_attn"] = metrics["ratio_attn_untrained"] - metrics["ratio_attn"]
+    # the decay against the same block at initialisation: softmax averaging alone shrinks the updates by O(1/i)
+    for name in ("attn", "attn_skip"):
+        if f"ratio_{name}" in metrics and f"ratio_{name}_untrained" in metrics:
+            metrics[f"ratio_{name}_over_untrained"] = metrics[f"ratio_{name}"] / metrics[f"ratio_{name}_untrained"]
     write_metrics(run.args.metrics, metrics, meta, info={"test_tasks": len(z), "n": z.shape[1] - 1},
                   arrays=arrays, arrays_path=run.args.arrays)
     print(metrics)
