@@ -178,9 +178,13 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
     say(f"[{label}] {'done' if status == 0 else f'FAILED (exit {status}), log: {log}'} in {minutes(wall)}, "
         f"CPU {minutes(cpu)}")
     if status != 0:  # the console hides Snakemake's error block (profiles/default), so the log's end is shown here
-        tail = log_tail(log, FAILED_TAIL_LINES, tail_bytes=16384)
-        print("\n".join(f"    {line}" for line in [f"last lines of {log}:", *tail]), file=sys.stderr, flush=True)
+        show_log_tail(log)
     return status
+
+
+def show_log_tail(log, lines=FAILED_TAIL_LINES):
+    tail = log_tail(log, lines, tail_bytes=16384)
+    print("\n".join(f"    {line}" for line in [f"last lines of {log}:", *tail]), file=sys.stderr, flush=True)
 
 
 def default_label(log):
