@@ -82,14 +82,20 @@ def _titles(fig):
 
 
 def _labels(axis):
-    """The tick labels of `axis` that are drawn, with their boxes on the canvas."""
+    """The tick labels of `axis` that are drawn (inside its view, visible, not empty), with their boxes."""
     renderer = axis.figure.canvas.get_renderer()
-    return [(t, t.get_window_extent(renderer)) for t in axis.get_ticklabels(which="both")
-            if t.get_visible() and t.get_text()]
+    lo, hi = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(abs(lo), abs(hi), 1e-300)
+    ticks = (axis.get_major_ticks(len(axis.get_majorticklocs()))
+             + axis.get_minor_ticks(len(axis.get_minorticklocs())))
+    drawn = [(t.label1, t.label1.get_window_extent(renderer)) for t in ticks
+             if lo - slack <= t.get_loc() <= hi + slack and t.label1.get_visible() and t.label1.get_text()]
+    along = (lambda b: b.x0) if axis.axis_name == "x" else (lambda b: b.y0)
+    return sorted(drawn, key=lambda label: along(label[1]))  # in order along the axis
 
 
 def _overlaps(axis):
-    boxes = sorted((box for _, box in _labels(axis)), key=lambda b: (b.x0, b.y0))
+    boxes = [box for _, box in _labels(axis)]
     return sum(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
 
 
