@@ -58,7 +58,7 @@ def save(fig, path, dpi=110, title=None):
     overlapping tick labels are thinned; the PNG records readable_summary(). The saved area grows to hold every
     label and title (bbox_inches="tight"), so none is clipped at the figure's edge."""
     title = _title["text"] if title is None else title
-    if title and title not in _titles(fig):
+    if title and not any(title in shown for shown in _titles(fig)):
         width = fig.get_figwidth() * 72 / (0.6 * 10)  # characters of a 10 pt title across the figure
         fig.suptitle(textwrap.fill(title, max(30, int(width))), fontsize=10)
     fig.tight_layout()
@@ -66,7 +66,7 @@ def save(fig, path, dpi=110, title=None):
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             _unclutter(fig, axis)
-    summary = readable_summary(fig)
+    summary = readable_summary(fig, title)
     kw = {"bbox_inches": "tight", "pad_inches": 0.08}
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, metadata={"Title": summary["title"], FIGURE_KEY: json.dumps(summary)},
@@ -117,8 +117,9 @@ def _unclutter(fig, axis):
             text.set_visible(i % step == 0)
 
 
-def readable_summary(fig):
-    """What a reader of the figure gets: its title, and each panel's title and axis names, with what is missing:
+def readable_summary(fig, title=""):
+    """What a reader of the figure gets: its title (the one showing `title`, else the first), and each panel's title
+    and axis names, with what is missing:
     a panel whose x or y tick labels are drawn needs that axis named (on it, on a panel sharing the axis, or as the
     figure's supxlabel / supylabel), and no two tick labels of an axis may overlap."""
     titles = _titles(fig)
@@ -139,7 +140,8 @@ def readable_summary(fig):
             if not any(named):
                 problems.append(f"panel {i} ({panel['title'] or 'untitled'}): {name} axis has tick labels, no name")
         panels.append(panel)
-    return {"title": titles[0] if titles else "", "panels": panels, "problems": problems}
+    shown = [t for t in titles if title and title in t] or titles or [""]
+    return {"title": shown[0], "panels": panels, "problems": problems}
 
 
 def _row_or_column_labels(fig, ax, name):
