@@ -94,9 +94,10 @@ def _labels(axis):
     return sorted(drawn, key=lambda label: along(label[1]))  # in order along the axis
 
 
-def _overlaps(axis):
+def _overlaps(axis, gap_px=3):
+    """How many neighbouring tick labels of `axis` touch: closer than `gap_px` reads as one label."""
     boxes = [box for _, box in _labels(axis)]
-    return sum(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+    return sum(a.padded(gap_px / 2).overlaps(b.padded(gap_px / 2)) for a, b in zip(boxes, boxes[1:]))
 
 
 def _unclutter(fig, axis):

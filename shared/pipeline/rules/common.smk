@@ -3,6 +3,7 @@
 # `replicate benchmarks` measures them again in a scratch copy (shared/pipeline/remeasure.py).
 from shared.pipeline.config import as_flag
 
+
 # The HTML report (`snakemake --report report.html`) opens on this page: every paper's claims table, then its figures.
 # (It opens there, not on the workflow graph, because profiles/default gives it report_metadata.yaml.)
 report: "report_landing.rst"
