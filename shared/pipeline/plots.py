@@ -77,8 +77,7 @@ def save(fig, path, dpi=110, title=None):
 
 
 def _titles(fig):
-    found = [fig._suptitle.get_text()] if fig._suptitle is not None else []
-    return [t.replace("\n", " ") for t in found + [ax.get_title() for ax in fig.axes] if t]
+    return [t.replace("\n", " ") for t in [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes] if t]
 
 
 def _labels(axis):
@@ -101,8 +100,8 @@ def _overlaps(axis, gap_px=3):
 
 
 def _unclutter(fig, axis):
-    """Thin the tick labels of an axis until none overlaps: a log axis's minor labels go first, then all but every
-    2nd, 4th, ... label."""
+    """Thin the tick labels of an axis until none overlaps: a log axis's minor labels go first (where major ones
+    are left), then all but every 2nd, 3rd, 4th, ... label."""
     if _overlaps(axis) and axis.get_scale() == "log":
         minor = axis.get_minor_formatter()
         axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -119,13 +118,12 @@ def _unclutter(fig, axis):
 
 
 def readable_summary(fig, title=""):
-    """What a reader of the figure gets: its title (the one showing `title`, else the first), and each panel's title
-    and axis names, with what is missing:
-    a panel whose x or y tick labels are drawn needs that axis named (on it, on a panel sharing the axis, or as the
-    figure's supxlabel / supylabel), and no two tick labels of an axis may overlap."""
+    """What a reader of the figure gets: its title (the one showing `title`, else the first), each panel's title
+    and axis names, and the problems: a panel whose x or y tick labels are drawn needs that axis named (on it, on a
+    panel sharing the axis or its grid row / column, or as the figure's supxlabel / supylabel), and no two tick
+    labels of an axis may touch."""
     titles = _titles(fig)
-    sup = {"x": fig._supxlabel.get_text() if fig._supxlabel else "",
-           "y": fig._supylabel.get_text() if fig._supylabel else ""}
+    sup = {"x": fig.get_supxlabel(), "y": fig.get_supylabel()}
     panels, problems = [], [] if titles else ["no title"]
     for i, ax in enumerate(fig.axes):
         if not ax.get_visible() or not ax.axison or ax.get_label() == "<colorbar>":  # a colorbar's scale is the
