@@ -18,5 +18,7 @@ x, y = a["toy_x"], a["toy_y"]
 ax.scatter(x[y == 1, 0], x[y == 1, 1], color="tab:blue", s=8, label="positive")
 ax.scatter(x[y == 0, 0], x[y == 0, 1], color="tab:red", s=8, label="negative")
 ax.set_aspect("equal")
+ax.set_xlabel("input x[0]")
+ax.set_ylabel("input x[1]")
 ax.legend(fontsize=7)
 save(fig, args.out)

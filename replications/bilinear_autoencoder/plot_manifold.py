@@ -17,6 +17,8 @@ for ax, name in zip(axes[0], names):
     cbar.ax.tick_params(labelsize=5)
     ax.set_aspect("equal")
     ax.tick_params(labelsize=6)
+    ax.set_xlabel("top eigenvector 1", fontsize=7)
+    ax.set_ylabel("top eigenvector 2", fontsize=7)
     values = ", ".join(f"{v:#.2g}" for v in arrays[f"{name}_eigenvalues"])
     ax.set_title(f"{name} (n={len(xy)})\neigenvalues {values}", fontsize=7)
 fig.suptitle(f"{args.title}: held-out points on the weights' top eigenvectors", fontsize=9)

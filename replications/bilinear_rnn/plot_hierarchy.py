@@ -18,5 +18,7 @@ for ax, key, title in zip(axes[0], ("table_run", "table_paper"), ("this run", "p
             ax.text(j, i, text, ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(tasks)), tasks, rotation=60, fontsize=7)
     ax.set_yticks(range(len(exps)), exps, fontsize=7)
+    ax.set_xlabel("task")
+    ax.set_ylabel("transition (variant)")
     ax.set_title(title, fontsize=9)
 save(fig, args.out)

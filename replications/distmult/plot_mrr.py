@@ -11,6 +11,7 @@ width = 0.8 / len(models)
 for j, model in enumerate(models):
     ax.bar(np.arange(len(graphs)) + j * width, np.nan_to_num(mrr[:, j]), width, label=str(model))
 ax.set_xticks(np.arange(len(graphs)) + 0.4 - width / 2, graphs)
+ax.set_xlabel("knowledge graph")
 ax.set_ylabel("filtered test MRR")
 ax.set_ylim(0, 1)
 ax.legend(fontsize=6, ncol=2)

@@ -13,4 +13,5 @@ def panel(ax, grid, rows, cols, title, xlabel):
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_xticks(range(len(cols)), cols, fontsize=7)
     ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel("interpolated: whole model or layer", fontsize=7)
     ax.set_title(title, fontsize=8)

@@ -12,6 +12,7 @@ ax = axes[0, 0]
 ax.bar(x - 0.2, arrays["averaging"], 0.4, label="averaging direction")
 ax.bar(x + 0.2, arrays["random"], 0.4, label="random, same norm")
 ax.set_xticks(x, labels, rotation=90, fontsize=6)
+ax.set_xlabel("model and layer")
 ax.set_ylabel("barrier (nats, train loss)")
 ax.legend(fontsize=7)
 ax.set_title(args.title, fontsize=9)

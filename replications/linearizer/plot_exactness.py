@@ -25,6 +25,7 @@ for ax, (precision, eps) in zip(axes[0], precisions.items()):
     ax.set_ylim(len(checks) - 0.5, -0.5)
     ax.set_xlim(-18.5, 1)
     ax.set_xlabel("log10 relative error (0 shown at -18)", fontsize=8)
+    ax.set_ylabel("identity checked", fontsize=8)
     ax.set_title(precision, fontsize=9)
     ax.grid(axis="x", lw=0.3)
 fig.suptitle(f"{args.title}: relative error per input (black bar: median)", fontsize=9)

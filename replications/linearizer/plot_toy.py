@@ -23,6 +23,8 @@ for ax, (key, title) in zip(axes[0], panels):
     ax.set_ylim(low[1] - pad[1], high[1] + pad[1])
     ax.set_aspect("equal")
     ax.tick_params(labelsize=6)
+    ax.set_xlabel("x[0]", fontsize=7)
+    ax.set_ylabel("x[1]", fontsize=7)
     ax.set_title(f"{title} (n={len(points)})", fontsize=8)
 fig.suptitle(f"{args.title}: samples in the plane (same axes in every panel)", fontsize=9)
 save(fig, args.out)

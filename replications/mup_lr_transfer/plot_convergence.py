@@ -16,6 +16,7 @@ ax.plot(widths, rms[0] * np.sqrt(widths[0] / widths), "k:", lw=0.8, label="n^-1/
 ax.set_xscale("log")
 ax.set_yscale("log")
 ax.set_xlabel("width n")
+ax.set_ylabel("relative error (see legend)")
 ax.legend(fontsize=6)
 fig.suptitle(args.title, fontsize=9)
 save(fig, args.out)

@@ -2,9 +2,10 @@
 
 Every script step runs as `python -m shared.pipeline.job LOG -- python -m <script> ...` (paper.step_shell). The
 script's stdout and stderr go to LOG, as before. The console (Snakemake's stderr) gets a line when the job starts,
-one every CONSOLE_INTERVAL_S while it runs (its elapsed time, the last progress line of the log, and an ETA when
-that line says "step i of n") and one when it ends. LOG.cost.json records the wall and CPU seconds, the threads,
-the machine and its load, from which the report and the README's timing table are generated, never typed.
+one every CONSOLE_INTERVAL_S while it runs (its elapsed time, the last progress line of the log, and an ETA once two
+"step i of n" lines give a rate), and one when it ends with its cost; a failed job's line names the log and is
+followed by the log's last lines. LOG.cost.json records the wall and CPU seconds, the threads, the machine and its
+load, from which the report and the README's timing table are generated, never typed.
 
     python -m shared.pipeline.job LOG [--label NAME] [--interval S] -- COMMAND ...
 """
@@ -25,7 +26,10 @@ from shared.io.files import write_json
 from shared.pipeline import worker
 
 CONSOLE_INTERVAL_S = float(os.environ.get("REPLICATE_CONSOLE_INTERVAL_S", 60))
+POLL_S = 5.0  # how often the log is read for progress; the ETA's rate is timed to within this where lines carry no stamp
+FAILED_TAIL_LINES = 15  # a failed job's last log lines shown on the console
 STEP = re.compile(r"(\d+) of (\d+)")
+STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) ")  # shared.train.progress's plain lines start so
 
 
 def busy_cpu_seconds():
@@ -68,29 +72,61 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def last_progress(log_path, tail_bytes=4096):
-    """The last non-empty line of the log (progress lines are the latest thing a trainer writes)."""
+def log_tail(log_path, lines=1, tail_bytes=4096):
+    """The last `lines` non-empty lines of the log (a tqdm bar's carriage returns split into lines)."""
     try:
         with open(log_path, "rb") as f:
             f.seek(max(0, f.seek(0, 2) - tail_bytes))
-            lines = [line.strip() for line in f.read().decode(errors="replace").replace("\r", "\n").splitlines()]
+            text = f.read().decode(errors="replace").replace("\r", "\n")
     except OSError:
-        return ""
-    lines = [line for line in lines if line]
-    return lines[-1][:160] if lines else ""
+        return []
+    return [line[:160] for line in map(str.strip, text.splitlines()) if line][-lines:]
 
 
-def eta_text(line, elapsed):
-    """'ETA 3.0 min' from the 'i of n' counters of a progress line ("run 2 of 8, step 300 of 1000": the outer
-    counter's finished parts plus the inner one's fraction), assuming the rate so far; None without counters."""
+def last_progress(log_path):
+    """The last non-empty line of the log (progress lines are the latest thing a trainer writes)."""
+    return next(iter(log_tail(log_path)), "")
+
+
+def progress_fraction(line):
+    """The fraction done that the 'i of n' counters of a progress line say ("run 2 of 8, step 300 of 1000": the
+    outer counter's finished parts plus the inner one's fraction), or None without counters."""
     fraction = None
     for done, total in reversed([(int(a), int(b)) for a, b in STEP.findall(line)]):
         if not 0 < done <= total:
             return None
         fraction = done / total if fraction is None else (done - 1 + fraction) / total
-    if not fraction:
-        return None
-    return f"ETA {minutes(elapsed * (1 - fraction) / fraction)}"
+    return fraction
+
+
+class Eta:
+    """Time left, from the rate between the first and the latest progress line seen. Each line is timed by its own
+    stamp where it has one (else when it was first read), so neither the set-up before the first line (imports,
+    data) nor a line read long after it was written skews the rate; a single line gives no ETA."""
+
+    def __init__(self):
+        self.first = self.last = None  # (fraction, time)
+
+    def observe(self, line, now):
+        fraction = progress_fraction(line)
+        if fraction is None or (self.last and fraction == self.last[0]):
+            return
+        stamp = STAMP.match(line)
+        at = datetime.strptime(stamp[1], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp() if stamp else now
+        if self.last is None or fraction < self.last[0]:  # a new phase counts from zero again
+            self.first = (fraction, at)
+        self.last = (fraction, at)
+
+    def seconds_left(self, now):
+        (f0, t0), (f1, t1) = self.first or (0, 0), self.last or (0, 0)
+        if f1 <= f0 or t1 <= t0:
+            return None
+        left = (1 - f1) * (t1 - t0) / (f1 - f0) - (now - t1)
+        return left if left >= 0 else None  # overdue: the rate no longer holds, so no guess
+
+    def text(self, now):
+        left = self.seconds_left(now)
+        return None if left is None else f"ETA {minutes(left)}"
 
 
 def minutes(seconds):
@@ -115,16 +151,19 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
         # a cancelled job (Ctrl-C, Snakemake or Slurm sending SIGTERM) takes its script down with it
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda signum, frame: (proc.send_signal(signum), sys.exit(128 + signum)))
+        eta, said = Eta(), started
         while True:
             try:
-                status = proc.wait(timeout=interval_s)
+                status = proc.wait(timeout=min(POLL_S, interval_s))
                 break
             except subprocess.TimeoutExpired:
-                elapsed = time.time() - started
+                now = time.time()
                 line = last_progress(log)
-                eta = eta_text(line, elapsed)
-                say(f"[{label}] running {minutes(elapsed)}" + (f"; {eta}" if eta else "")
-                    + (f"; {line}" if line else ""))
+                eta.observe(line, now)
+                if now - said >= interval_s:
+                    said, left = now, eta.text(now)
+                    say(f"[{label}] running {minutes(now - started)}" + (f"; {left}" if left else "")
+                        + (f"; {line}" if line else ""))
     wall = time.time() - started
     cpu = proc.cpu_s if isinstance(proc, worker.WarmJob) else children_cpu_seconds() - cpu0
     cost = {"job": label, "script": command[2] if command[1:2] == ["-m"] and len(command) > 2 else command[0],
@@ -136,9 +175,16 @@ def run(log, command, label=None, interval_s=CONSOLE_INTERVAL_S):
             "other_load": other_load(busy0, busy_cpu_seconds(), cpu, wall),
             "machine": machine()}
     write_cost(log, cost)
-    say(f"[{label}] {'done' if status == 0 else f'FAILED (exit {status}), see {log}'} in {minutes(wall)}, "
+    say(f"[{label}] {'done' if status == 0 else f'FAILED (exit {status}), log: {log}'} in {minutes(wall)}, "
         f"CPU {minutes(cpu)}")
+    if status != 0:  # the console hides Snakemake's error block (profiles/default), so the log's end is shown here
+        show_log_tail(log)
     return status
+
+
+def show_log_tail(log, lines=FAILED_TAIL_LINES):
+    tail = log_tail(log, lines, tail_bytes=16384)
+    print("\n".join(f"    {line}" for line in [f"last lines of {log}:", *tail]), file=sys.stderr, flush=True)
 
 
 def default_label(log):

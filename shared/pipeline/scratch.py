@@ -70,12 +70,14 @@ def load_scaled(seconds):
     return seconds * max(1.0, load / (os.cpu_count() or 1)) * 2
 
 
-def snakemake(cwd, *args, timeout=None):
+def snakemake(cwd, *args, timeout=None, rule_blocks=True):
     """`python -m snakemake ARGS` in `cwd` with this interpreter; the completed process (output captured). No
-    wall-clock limit unless given: tests run tiny configs, and a busy machine must slow them, not fail them."""
+    wall-clock limit unless given: tests run tiny configs, and a busy machine must slow them, not fail them.
+    `rule_blocks`: print Snakemake's block for each job (which planned_rules reads), which profiles/default hides."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    shown = ["--quiet", "host"] if rule_blocks and "--quiet" not in args else []
+    return subprocess.run([sys.executable, "-m", "snakemake", *args, *shown], cwd=cwd, capture_output=True,
+                          text=True, env=env, timeout=timeout)
 
 
 def planned_rules(output):

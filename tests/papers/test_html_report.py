@@ -108,6 +108,7 @@ def html_report(tiny_render, request):
     args = ["--cores", "1", name, *(["--configfile", *files] if files else []), "--report", "report.html"]
     proc = snakemake(repo, *args, timeout=load_scaled(300))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (repo / "report_build.log").write_text(proc.stdout + proc.stderr)
     page = (repo / "report.html").read_text()
     results = json.loads(re.search(r'<script id="results">\s*var results = (\{.*?\});?\s*</script>', page, re.S)[1])
     driven = repo / "report_driven.html"
@@ -156,3 +157,27 @@ def test_html_report_lists_figures_by_title_with_clean_captions(html_report):
         # the job's parameters name the caption file; its text is not repeated there with literal \n
         params = entry["job_properties"]["params"]
         assert f"caption=replications/{name}/captions/{fig}.rst" in params and "\\n" not in params, path
+
+
+@pytest.mark.parametrize("html_report", PAPERS, indirect=True)
+def test_html_report_opens_on_the_claims_then_the_figures(html_report):
+    """The first screen is the landing page (rules/report_landing.rst), not the workflow graph: the paper's claims
+    table with every claim's status, then a link to each figure by its title; and building the report warned of no
+    output without metadata."""
+    name, repo, _, results = html_report
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                           "--virtual-time-budget=10000", "--dump-dom", (repo / "report.html").as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    landing = done.stdout.split("Replication results", 1)
+    assert len(landing) == 2, "the report does not open on the results"
+    page = landing[1]
+    scored = {row["id"]: row["status"] for row in csv.DictReader(open(repo / "reports" / name / "quick" / "claims.csv"))}
+    shown = {row[0]: row[2] for row in table_rows(page) if row and row[0] in scored}
+    assert shown == scored, "the landing page's claims table differs from claims.csv"
+    words = text_of(page)
+    figures = [p for p in results if p.endswith(".png")]
+    titles = [f"{results[p]['labels']['figure']} ({results[p]['labels']['analysis']})" for p in figures]
+    assert all(text_of(html.escape(t)) in words for t in titles), "a figure is missing from the landing page"
+    assert words.index(text_of(html.escape(titles[0]))) > max(words.index(cid) for cid in scored)  # claims first
+    assert "Missing metadata" not in (repo / "report_build.log").read_text()

@@ -259,7 +259,7 @@ def workflow(server, tmp_path, monkeypatch):
 
 
 def run_data_rule(repo, *args):
-    proc = snakemake(repo, "--cores", "1", "data/prepared/mnist.safetensors", *args, timeout=120)
+    proc = snakemake(repo, "--cores", "1", "data/prepared/mnist.safetensors", *args, timeout=120, rule_blocks=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and TRACEBACK not in out
     assert not (repo / "data" / "prepared" / "mnist.safetensors").exists()

@@ -13,6 +13,8 @@ for r in range(3):
     ax.set_xticks(range(len(u)))
     ax.tick_params(labelsize=5)
     ax.set_title(f"direction {r + 1}: s={s[r]:.2f}", fontsize=6)
+    ax.set_xlabel("output class", fontsize=5)
+    ax.set_ylabel("weight", fontsize=5)
     for k in range(4):
         show_vector(axes[r, k + 1], vecs[r, k], title=f"λ={vals[r, k]:+.2f}")
     axes[r, 5].axis("off")
@@ -20,5 +22,7 @@ ax = axes[0, 5]
 ax.axis("on")
 ax.bar(np.arange(len(s)), s)
 ax.set_title("singular values", fontsize=6)
+ax.set_xlabel("direction", fontsize=5)
+ax.set_ylabel("singular value", fontsize=5)
 ax.tick_params(labelsize=5)
 save(fig, args.out)

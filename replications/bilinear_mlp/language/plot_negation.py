@@ -21,6 +21,8 @@ ax.imshow(sub / scale, cmap="RdBu", vmin=-1, vmax=1)
 labels = [str(s) for s in arrays["labels"]]
 ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=5)
 ax.set_yticks(range(len(labels)), labels, fontsize=5)
+ax.set_xlabel("input latent", fontsize=7)
+ax.set_ylabel("input latent", fontsize=7)
 ax.set_title("top interactions (input latents)", fontsize=8)
 ax = axes[0, 2]
 ax.axis("off")

@@ -10,6 +10,7 @@ ax.plot(arrays["steps"], arrays["dead_fraction"], marker="^", label="dead fracti
 ax.plot([], [], " ", label="paper: 0.17 -> 0.59 corr., NMSE 0.17 -> 0.15")
 ax.set_xscale("log", base=2)
 ax.set_xlabel("SAE training steps")
+ax.set_ylabel("value (see legend)")
 ax.legend(fontsize=7)
 ax.set_title(args.title, fontsize=9)
 save(fig, args.out)

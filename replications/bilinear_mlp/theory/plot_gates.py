@@ -22,5 +22,7 @@ for r, (key, label) in enumerate(rows):
         mse = float(arrays[f"mse_{key.split('_', 1)[1]}"])
         ax.set_title(f"({i},{j})" + (f"  mse {mse:.1e}" if o == 0 else ""), fontsize=7)
     axes[r, 0].set_ylabel(label, fontsize=8)
+for ax in axes[-1]:
+    ax.set_xlabel("input coordinate", fontsize=6)
 fig.suptitle(f"{args.title}: interaction matrix per output (blue +, red -, scale per row)", fontsize=9)
 save(fig, args.out)

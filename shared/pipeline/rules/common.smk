@@ -4,6 +4,11 @@
 from shared.pipeline.config import as_flag
 
 
+# The HTML report (`snakemake --report report.html`) opens on this page: every paper's claims table, then its figures.
+# (It opens there, not on the workflow graph, because profiles/default gives it report_metadata.yaml.)
+report: "report_landing.rst"
+
+
 localrules:
     index,
     benchmarks,

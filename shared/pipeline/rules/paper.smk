@@ -102,9 +102,11 @@ rule figure:
         python=sys.executable,
         module=lambda w: P.module_name(f"plot_{w.fig}"),
         caption=lambda w: FigureCaption(f"{P.dir}/captions/{w.fig}.rst"),
+        # the figure's title says what it shows: its caption's title line and the analysis, as report.md heads it
+        title=lambda w: f"{figure_title(P.dir, w.fig)} ({w.ns})",
     shell:
         "{params.python:q} -m shared.pipeline.job {log:q} -- "
-        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output.png:q} --title {wildcards.ns}"
+        "{params.python:q} -m {params.module} --arrays {input.arrays:q} --out {output.png:q} --title {params.title:q}"
 
 
 rule report:
