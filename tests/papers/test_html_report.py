@@ -121,6 +121,12 @@ def html_report(tiny_render, request):
     return name, repo, done.stdout, results
 
 
+def shown_status(row):
+    """A claims.csv row's status as the tables show it: ", post hoc" and ", fragile" added where they apply."""
+    return row["status"] + (", post hoc" if row.get("post_hoc") else "") + (
+        ", fragile" if row.get("robustness") == "fragile" else "")
+
+
 @pytest.mark.parametrize("html_report", PAPERS, indirect=True)
 def test_html_report_shows_each_papers_claims_table(html_report):
     name, repo, dom, results = html_report
@@ -132,7 +138,7 @@ def test_html_report_shows_each_papers_claims_table(html_report):
     panel = seen[1]
     scored = {row["id"]: row for row in csv.DictReader(open(repo / "reports" / name / "quick" / "claims.csv"))}
     shown = {row[0]: row[2] for row in table_rows(panel) if row and row[0] in scored}
-    assert shown == {cid: row["status"] for cid, row in scored.items()}, "the table shown differs from claims.csv"
+    assert shown == {cid: shown_status(row) for cid, row in scored.items()}, "the table shown differs from claims.csv"
     words = text_of(panel)
     for cid, row in scored.items():
         if row["status"] == "FAIL":
@@ -172,7 +178,8 @@ def test_html_report_opens_on_the_claims_then_the_figures(html_report):
     landing = done.stdout.split("Replication results", 1)
     assert len(landing) == 2, "the report does not open on the results"
     page = landing[1]
-    scored = {row["id"]: row["status"] for row in csv.DictReader(open(repo / "reports" / name / "quick" / "claims.csv"))}
+    scored = {row["id"]: shown_status(row)
+              for row in csv.DictReader(open(repo / "reports" / name / "quick" / "claims.csv"))}
     shown = {row[0]: row[2] for row in table_rows(page) if row and row[0] in scored}
     assert shown == scored, "the landing page's claims table differs from claims.csv"
     words = text_of(page)
