@@ -209,7 +209,7 @@ def test_prepared_file_with_changed_array_bytes_is_refused(prepared):
     blob = bytearray(prepared.read_bytes())
     blob[-1] ^= 0x01  # the last byte of the last array
     prepared.write_bytes(bytes(blob))
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value) and "do not match" in str(error.value)
 
@@ -218,7 +218,7 @@ def test_prepared_file_with_edited_header_is_refused(prepared):
     """The same header bytes with one recorded source hash replaced: still valid JSON, still loadable."""
     pin = data.REGISTRY["tiny"].files["train_images"].sha256
     prepared.write_bytes(prepared.read_bytes().replace(pin.encode(), b"0" * len(pin)))
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value)
 
@@ -229,7 +229,7 @@ def test_prepared_file_with_unpinned_sources_is_refused(prepared):
     sources = json.loads(metadata["sources"])
     sources["train_images"]["sha256"] = "0" * 64
     data.write_safetensors(arrays, prepared, {**metadata, "sources": json.dumps(sources, sort_keys=True)})
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     message = str(error.value)
     assert str(prepared) in message and "train_images" in message and "pinned" in message
@@ -240,7 +240,7 @@ def test_prepared_file_without_digest_is_refused(prepared):
     from safetensors.numpy import save_file
     arrays, metadata = data.read_prepared(prepared)
     save_file(arrays, str(prepared), metadata=metadata)
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value)
 
