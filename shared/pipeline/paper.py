@@ -26,7 +26,7 @@ from pathlib import Path
 
 from shared.io.files import YamlError
 from shared.pipeline.claims import ClaimsError, load_claims
-from shared.pipeline.config import ConfigError, load_paper_config
+from shared.pipeline.config import ConfigError, load_paper_config, overridden_tiers
 
 FIGURE_NAME = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"  # plot_<figure>.py; the figure file is <figure>--<namespace>.png
 NAMESPACE = r"[a-z][a-z0-9_]*"
@@ -158,6 +158,11 @@ class Paper:
         self.claims = self._load_claims()  # a broken claims.yaml, too, stops the run before any job
         with self._declaring("check(cfg)"):
             getattr(self.module, "check", lambda cfg: None)(self.cfg)
+        for other in overridden_tiers(overrides, tier):  # an override of another tier is checked now, not when run
+            try:
+                getattr(self.module, "check", lambda cfg: None)(load_paper_config(self.root / self.dir, other, overrides))
+            except ConfigError as error:
+                raise ConfigError(f"{name} ({other} tier, --config override of a tier not run): {error}") from None
         with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
