@@ -41,6 +41,7 @@ from shared.pipeline.claims import (
     read_metrics_file,
     score,
 )
+from shared.pipeline.claims import ClaimsError, check_metrics_written  # the input checks, kept apart
 from shared.pipeline.tiers import TIERS
 
 CSV_COLUMNS = ["id", "kind", "tier", "status", "paper_value", "reproduced", "check", "expected", "reason",
@@ -108,6 +109,7 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         namespace = claim["metric"].split(".", 1)[0]
         if namespace in (skipped_namespaces or {}):
             skipped[claim["metric"]] = skipped_namespaces[namespace]
+    check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml")
     results = score(claims_doc, metrics, skipped, tier)
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
     config = _read_config(config_path) if config_path else None
@@ -756,8 +758,11 @@ def main(argv=None):
     add_index_arguments(i)
     args = parser.parse_args(argv)
     if args.command == "render":
-        render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
-               json.loads(args.skipped), args.costs_dir)
+        try:
+            render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
+                   json.loads(args.skipped), args.costs_dir)
+        except ClaimsError as error:  # bad input: one message naming the paper and file, no traceback
+            sys.exit(f"Invalid input; the report of {args.paper} ({args.tier}) was not written.\n{error}")
     elif args.command == "rerender":
         rerender(args.paper, args.tier, args.reports, args.replications, json.loads(args.skipped))
     else:
