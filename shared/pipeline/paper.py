@@ -247,7 +247,8 @@ class Paper:
         return [self.out(f"metrics/{ns}.json") for ns in self.analyses]
 
     def figures(self):
-        return [f"{self.reports}/figures/{fig}--{ns}.png" for ns, a in self.analyses.items() for fig in a.figures]
+        """Drawn under results/: they reach reports/ with the report that shows them, never before (report.render)."""
+        return [self.out(f"figures/{fig}--{ns}.png") for ns, a in self.analyses.items() for fig in a.figures]
 
     def captions(self):
         return sorted({f"{self.dir}/captions/{fig}.rst" for a in self.analyses.values() for fig in a.figures})
