@@ -121,10 +121,12 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
         namespace = claim["metric"].split(".", 1)[0]
         if namespace in (skipped_namespaces or {}):
             skipped[claim["metric"]] = skipped_namespaces[namespace]
-    check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml")
+    config = _read_config(config_path) if config_path else None
+    overrides = config_overrides(paper_dir, tier, config)
+    skipped.update(check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml",
+                                         overridden=bool(overrides)))
     results = score(claims_doc, metrics, skipped, tier)
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
-    config = _read_config(config_path) if config_path else None
     prov = provenance.collect(
         config, seeds=_gather(infos, config, ("seeds", "seed")), device=devices_that_ran(infos, config),
         extra={"paper": paper, "tier": tier, "config_path": str(config_path) if config_path else None,
@@ -137,7 +139,6 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
         records = [r for r in read_costs(costs_dir) if not r["job"].endswith(" report")]
         cost = {"summary": summarize_costs(records), "jobs": [{k: r.get(k) for k in COST_COLUMNS} for r in records]}
     prov["cost"] = cost
-    overrides = config_overrides(paper_dir, tier, config)
     prov["extra"]["config_overrides"] = overrides
     _keep_metrics(metrics_paths, stage / "metrics")
     if config_path and Path(config_path).resolve() != (out_dir / "config.json").resolve():

@@ -65,3 +65,17 @@ def test_a_render_that_fails_leaves_the_last_report_whole(tmp_path):
         render("toy", "quick", paper_dir, [metrics], [], out)
     assert (out / "report.md").read_text() == "the committed report\n"
     assert sorted(p.name for p in out.parent.iterdir()) == ["quick"]  # no half-written copy left beside it
+
+
+def test_a_key_not_written_under_overrides_reads_not_run_with_the_reason(tmp_path):
+    """A run off the committed config may drop what an analysis measures (a tiny config drops a dataset)."""
+    from shared.pipeline.claims import check_metrics_written, load_claims
+
+    paths = [tmp_path / "m.json"]
+    paths[0].write_text(json.dumps({"metrics": {"value": True}}))
+    (tmp_path / "claims.yaml").write_text(
+        "paper: toy\ntitle: Toy\nclaims:\n  - {id: c, kind: identity, statement: s, source: S1, metric: m.nothing,"
+        " check: is_true, tiers: {quick: ~}}\n")
+    doc = load_claims(tmp_path / "claims.yaml")
+    reasons = check_metrics_written(doc, "quick", {"m.value": True}, {}, paths, "claims.yaml", overridden=True)
+    assert list(reasons) == ["m.nothing"] and "config differs from the committed one" in reasons["m.nothing"]
