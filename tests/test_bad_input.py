@@ -307,6 +307,20 @@ def test_a_duplicate_key_in_a_config_file_stops_snakemake(workflow_copy):
     assert "Traceback" not in out, out
 
 
+@pytest.mark.parametrize("name", ["config.yaml", "claims.yaml", "config.schema.yaml"])
+def test_a_missing_paper_file_stops_snakemake_naming_paper_and_file(workflow_copy, name):
+    path = workflow_copy / "replications" / "bilinear_rnn" / name
+    moved = path.with_name(name + ".away")
+    path.rename(moved)
+    try:
+        proc = snakemake(workflow_copy, "-n", "--cores", "1", "bilinear_rnn", timeout=load_scaled(300))
+    finally:
+        moved.rename(path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Invalid input; nothing was run.\nbilinear_rnn: " in out, out
+    assert f"replications/bilinear_rnn/{name} is missing" in out and "Traceback" not in out, out
+
+
 # ---------------------------------------------------------------- counts, for the note
 def main():
     import tempfile

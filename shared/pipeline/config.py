@@ -217,6 +217,12 @@ def _allowed(err):
     for bound, text in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
         if bound in s:
             parts.append(f"{text} {s[bound]}")
+    if err.validator in ("minItems", "maxItems"):  # say how many, not only "too short"
+        low, high = s.get("minItems"), s.get("maxItems")
+        items = lambda n: f"{n} item{'s' * (n != 1)}"
+        parts.append(f"exactly {items(low)}" if low == high else
+                     " and ".join(t for t in (low is not None and f"at least {items(low)}",
+                                               high is not None and f"at most {items(high)}") if t))
     if err.validator == "additionalProperties":
         return " (allowed keys: " + ", ".join(sorted(s.get("properties", {}))) + ")"
     if err.validator in ("oneOf", "anyOf"):  # name the forms by their discriminating constants, or their types

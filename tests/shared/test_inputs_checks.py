@@ -79,3 +79,8 @@ def test_a_key_not_written_under_overrides_reads_not_run_with_the_reason(tmp_pat
     doc = load_claims(tmp_path / "claims.yaml")
     reasons = check_metrics_written(doc, "quick", {"m.value": True}, {}, paths, "claims.yaml", overridden=True)
     assert list(reasons) == ["m.nothing"] and "config differs from the committed one" in reasons["m.nothing"]
+
+
+def test_a_list_of_the_wrong_length_says_how_long_it_must_be():
+    assert refusal("distmult", {"quick": {"family": {"children": [2]}}}).endswith(
+        "invalid config key 'family.children': [2] is too short (allowed: exactly 2 items)")
