@@ -173,10 +173,10 @@ def read_prepared(path, dataset=None, keys=()):
         _refuse(path, "its arrays or metadata do not match the content digest recorded when it was written", dataset)
     holds = f"dataset {metadata.get('dataset', metadata.get('name'))!r} with arrays {sorted(arrays)}"
     if dataset is not None and metadata.get("dataset", metadata.get("name")) != dataset:
-        _refuse(path, f"it holds {holds}, not the dataset {dataset!r} that was asked for", dataset)
+        _refuse(path, f"it holds {holds}, not the dataset {dataset!r} that was asked for")
     missing = [key for key in keys if key not in arrays]
     if missing:
-        _refuse(path, f"it holds {holds}, without the arrays {missing} that were asked for", dataset)
+        _refuse(path, f"it holds {holds}, without the arrays {missing} that were asked for")
     if "sources" in metadata:
         _check_sources(path, metadata)
     return arrays, metadata
