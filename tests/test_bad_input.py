@@ -23,6 +23,7 @@ from shared.pipeline.scratch import IGNORE, load_scaled, needs, snakemake  # noq
 
 PAPERS = discover_papers(ROOT / "replications")
 TIER = "quick"
+OTHER_TIER = "full"
 LEAVES_PER_PAPER = 8  # numeric config keys probed per paper, spread over its config
 CLEAN, UNCLEAR, ACCEPTED = "refused cleanly", "refused unclearly", "accepted"
 INPUT_ERRORS = ("ConfigError", "ClaimsError", "YamlError")
@@ -89,6 +90,11 @@ def override_probes(paper):
               names=(numbers[0][0][-1],)),
         Probe(f"{paper}:bool-for-number", paper, {paper: {TIER: nested(numbers[0][0], True)}}, names=(first_number,)),
         Probe(f"{paper}:device", paper, {paper: {TIER: {"device": "gpu0"}}}, names=("device",)),
+        # the tier not run is validated too: a bad full-tier override is refused by a quick run
+        Probe(f"{paper}:other-tier-unknown-key", paper, {paper: {OTHER_TIER: {"bogus_key": 1}}},
+              names=("bogus_key", f"{OTHER_TIER} tier")),
+        Probe(f"{paper}:other-tier-nan", paper, {paper: {OTHER_TIER: nested(numbers[0][0], ".nan")}},
+              names=(first_number, f"{OTHER_TIER} tier")),
     ]
     return probes
 
@@ -107,12 +113,13 @@ def _replace(old, new):
     return edit
 
 
-def _claims_edit(change):
-    """An edit of claims.yaml as data: `change(claims)` alters the list of claims in place."""
+def _claims_edit(change, **top):
+    """An edit of claims.yaml as data: `change(claims)` alters the list of claims in place; `top` sets top keys."""
     import yaml
 
     def edit(text):
         doc = load_yaml(text)
+        doc.update(top)
         change(doc["claims"])
         return yaml.safe_dump(doc, sort_keys=False)
     return edit
@@ -120,6 +127,13 @@ def _claims_edit(change):
 
 def _first(claims, kinds=None, checks=(">=", "<=", ">", "<", "within")):
     return next(c for c in claims if c["check"] in checks and TIER in c["tiers"] and (kinds is None or c["kind"] in kinds))
+
+
+def _passing_counterexample(claims):
+    """A finding's counterexample made to pass its own quick-tier check: then the check contradicts nothing."""
+    claim = _first(claims, kinds=("finding",))
+    spec = claim["tiers"][TIER]
+    claim["counterexample"] = {">": spec["expect"] + 1, "<": spec["expect"] - 1}.get(claim["check"], spec["expect"])
 
 
 def _set(claims, field, value, **where):
@@ -159,8 +173,10 @@ def file_probes(paper):
         "duplicate-id": (lambda c: c[1].update(id=c[0]["id"]), "duplicate id"),
         "unknown-tier": (lambda c: _first(c)["tiers"].update(quik={"expect": 1.0}), "quik"),
         "unknown-claim-key": (lambda c: _first(c).update(tolerance=0.1), "tolerance"),
+        "counterexample-passes": (_passing_counterexample, "counterexample"),
     }
     probes = [
+        Probe(f"{paper}:config-missing", paper, edit=(config, None), names=(config, "missing")),
         Probe(f"{paper}:config-empty", paper, edit=(config, lambda t: ""), names=(config, "empty")),
         Probe(f"{paper}:config-list", paper, edit=(config, lambda t: "- 1\n- 2\n"), names=(config, "mapping")),
         Probe(f"{paper}:config-yaml-syntax", paper, edit=(config, lambda t: t + "\nquick: [1, 2\n"),
@@ -181,6 +197,8 @@ def file_probes(paper):
     ]
     probes += [Probe(f"{paper}:claims-{label}", paper, edit=(claims, _claims_edit(change)), names=(claims, key))
                for label, (change, key) in claim_changes.items()]
+    probes.append(Probe(f"{paper}:claims-foreign-paper", paper, names=(claims, "'paper'", "other_paper"),
+                        edit=(claims, _claims_edit(lambda c: None, paper="other_paper"))))
     return probes
 
 
@@ -287,6 +305,20 @@ def test_a_duplicate_key_in_a_config_file_stops_snakemake(workflow_copy):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "duplicate key 'common'" in out and "config.yaml:" in out, out
     assert "Traceback" not in out, out
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "claims.yaml", "config.schema.yaml"])
+def test_a_missing_paper_file_stops_snakemake_naming_paper_and_file(workflow_copy, name):
+    path = workflow_copy / "replications" / "bilinear_rnn" / name
+    moved = path.with_name(name + ".away")
+    path.rename(moved)
+    try:
+        proc = snakemake(workflow_copy, "-n", "--cores", "1", "bilinear_rnn", timeout=load_scaled(300))
+    finally:
+        moved.rename(path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Invalid input; nothing was run.\nbilinear_rnn: " in out, out
+    assert f"replications/bilinear_rnn/{name} is missing" in out and "Traceback" not in out, out
 
 
 # ---------------------------------------------------------------- counts, for the issue's note

@@ -4,6 +4,7 @@ One training job per graph (every model and seed of that graph): the registry's 
 quick; FB15k and WN18 added at full) and the generated family graph. Analyses: link_prediction (filtered MRR and
 Hits@k per graph and model, the exact checks) and rules (EmbedRule on the family graph and on Kinships).
 """
+from shared.data.knowledge_graphs import entities_unseen_in_training, family_graph, split_triples
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources, Step
 
@@ -32,6 +33,23 @@ def check(cfg):
             if cfg["model_specs"][name]["kind"] == "ntn" and cfg["model_specs"][name]["recipe"] != "margin":
                 raise ConfigError(f"'model_specs.{name}.recipe': NTN scores every candidate pair one by one; "
                                   f"the 1-N recipe would be too slow (allowed: margin)")
+
+
+    check_family_split(cfg["family"])
+
+
+def check_family_split(family):
+    """The generated graph's split must leave every entity of valid and test a training triple (the paper ranks only
+    entities it trained embeddings for): generated here, as prepare_family will, in well under a second."""
+    rows = family_graph(family["families"], family["generations"], tuple(family["children"]), family["seed"])
+    splits = split_triples(rows, (family["train_fraction"], (1 - family["train_fraction"]) / 2), family["seed"])
+    unseen = entities_unseen_in_training(splits)
+    if any(unseen.values()):
+        n_entities = len({e for h, _, t in rows for e in (h, t)})
+        raise ConfigError(f"'family.train_fraction': {family['train_fraction']} leaves {len(splits['train'])} "
+                          f"training triples for {n_entities} entities; {len(unseen['test'])} entities of test and "
+                          f"{len(unseen['valid'])} of valid never occur in training, so their embeddings would be "
+                          f"untrained (allowed: a fraction whose training triples name every entity)")
 
 
 def data_path(paper, graph):

@@ -24,6 +24,11 @@ def check(cfg):
         raise ConfigError(f"a trained model needs all of {QUICK_KEYS} (allowed: all or none)")
     if not (any(quick) or any(full)):
         raise ConfigError(f"'hf': missing (allowed: {QUICK_KEYS} or {FULL_KEYS})")
+    model = cfg.get("model")
+    if model and (model["d_model"] % model["n_head"] or (model["d_model"] // model["n_head"]) % 2):
+        raise ConfigError(f"'model.n_head': d_model {model['d_model']} must split into {model['n_head']} heads of "
+                          f"even size (rotary embeddings rotate channel pairs; allowed: a divisor of d_model "
+                          f"leaving an even head size)")
     if "analysis" in cfg and cfg["analysis"]["prompt_len"] > cfg["model"]["n_ctx"]:
         raise ConfigError(f"'analysis.prompt_len': {cfg['analysis']['prompt_len']} exceeds the model's n_ctx "
                           f"(allowed: <= {cfg['model']['n_ctx']})")

@@ -35,6 +35,10 @@ class DataCorrupted(RuntimeError):
     """A verified file changed before it was read, or a prepared file does not match what it recorded."""
 
 
+class DataRefused(ValueError):
+    """Intact data that does not fit the protocol a paper states (say, test entities that training never saw)."""
+
+
 class ChecksumMismatch(ValueError):
     pass
 

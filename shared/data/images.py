@@ -35,7 +35,7 @@ def load_images(path, layout="flat", normalise=None, mean=None, std=None):
         raise ValueError(f"normalise {normalise!r} is not one of {NORMALISATIONS}")
     if normalise == "per_channel" and (layout != "chw" or mean is None or std is None):
         raise ValueError("normalise='per_channel' needs layout='chw' and a mean and std per channel")
-    arrays, _ = read_prepared(path)
+    arrays, _ = read_prepared(path, keys=("x_train", "y_train", "x_test", "y_test"))
     data = {}
     for split in ("train", "test"):
         data[f"x_{split}"] = as_images(arrays[f"x_{split}"], layout)

@@ -58,6 +58,13 @@ FAMILY_RULES = {"grandparent_of": ("parent_of", "parent_of"), "grandchild_of": (
                 "uncle_of": ("sibling_of", "parent_of"), "nephew_of": ("child_of", "sibling_of")}
 
 
+def entities_unseen_in_training(splits):
+    """{split: entities of valid / test that no training triple names}, for rows of (head, relation, tail) ids or
+    names. An entity training never saw keeps its random initial embedding, so ranking it measures nothing."""
+    seen = {e for h, _, t in splits["train"] for e in (h, t)}
+    return {split: sorted({e for h, _, t in splits[split] for e in (h, t)} - seen) for split in ("valid", "test")}
+
+
 def family_graph(n_families, generations, children, seed):
     """Triples (name lists as in encode_splits' input) of `n_families` disjoint family trees: each couple-free
     person of generation g < generations - 1 has `children` children. Relations FAMILY_RELATIONS; every fact that

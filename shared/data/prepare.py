@@ -141,25 +141,42 @@ def write_safetensors(arrays, path, metadata):
         f.write(blob[8 + n:])
 
 
-def read_prepared(path):
+def read_prepared(path, dataset=None, keys=()):
     """Return (arrays, metadata) from a `prepare`d file (or one written by write_safetensors); metadata values are
-    strings as stored, the content digest left out. Raises DataCorrupted if the file does not match its digest, or
-    if a prepared registry file lacks one or names sources other than the registry's pins."""
+    strings as stored, the content digest left out.
+
+    The file must be what the caller asked for: `dataset` (by default, for data/prepared/<name>.safetensors, that
+    name) is the one it records, and it holds every array of `keys`. A file that is not, that is unreadable or
+    truncated, that does not match its digest, or whose sources are not the registry's pins, is deleted (the next
+    run writes it again) and refused with DataCorrupted, one message naming the file, what it holds and what was
+    expected."""
     from safetensors import SafetensorError, safe_open
     from safetensors.numpy import load_file
+    path = Path(path)
+    if dataset is None and path.parent.name == "prepared":
+        dataset = path.stem
     try:
         with safe_open(str(path), framework="np") as f:
             metadata = dict(f.metadata() or {})
         arrays = load_file(str(path))
-    except SafetensorError as error:  # truncated, or not safetensors at all
-        _refuse(path, f"it is not a readable safetensors file ({error})")
+    except (SafetensorError, OSError) as error:  # truncated, not safetensors at all, or unreadable
+        if not path.exists():
+            raise DataCorrupted(f"{path}: no such file (expected the prepared dataset {dataset or 'file'}); "
+                                f"run the pipeline, which writes it") from None
+        _refuse(path, f"it is not a readable safetensors file ({error})", dataset)
     recorded = metadata.pop(DIGEST_KEY, None)
     if recorded is None:
         # Files of other writers may carry no digest; one from `prepare` (it records sources) must.
         if "sources" in metadata:
-            _refuse(path, "it records no content digest (written before digests were, or stripped of it)")
+            _refuse(path, "it records no content digest (written before digests were, or stripped of it)", dataset)
     elif content_sha256(arrays, metadata) != recorded:
-        _refuse(path, "its arrays or metadata do not match the content digest recorded when it was written")
+        _refuse(path, "its arrays or metadata do not match the content digest recorded when it was written", dataset)
+    holds = f"dataset {metadata.get('dataset', metadata.get('name'))!r} with arrays {sorted(arrays)}"
+    if dataset is not None and metadata.get("dataset", metadata.get("name")) != dataset:
+        _refuse(path, f"it holds {holds}, not the dataset {dataset!r} that was asked for")
+    missing = [key for key in keys if key not in arrays]
+    if missing:
+        _refuse(path, f"it holds {holds}, without the arrays {missing} that were asked for")
     if "sources" in metadata:
         _check_sources(path, metadata)
     return arrays, metadata
@@ -181,8 +198,11 @@ def _check_sources(path, metadata):
             _refuse(path, f"its {role} source has sha256 {sources[role].get('sha256')}, not the pinned {remote.sha256}")
 
 
-def _refuse(path, reason):
-    raise DataCorrupted(f"{path}: {reason}. It cannot be trusted: delete it and rerun (Snakemake, or "
+def _refuse(path, reason, expected=None):
+    """Delete the file (a rerun then writes it again) and raise DataCorrupted saying why."""
+    Path(path).unlink(missing_ok=True)
+    wanted = f" (expected: {expected})" if expected else ""
+    raise DataCorrupted(f"{path}: {reason}{wanted}. It cannot be trusted and was deleted: rerun (Snakemake, or "
                         f"`python -m shared.data prepare`, writes it again from verified sources).")
 
 

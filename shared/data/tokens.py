@@ -9,6 +9,6 @@ from shared.data.stories import WordTokenizer
 def load_tokens(path):
     """(train stream, validation stream, tokenizer) of a prepared text dataset: int64 token ids and the
     WordTokenizer its vocabulary was encoded with."""
-    arrays, meta = read_prepared(path)
+    arrays, meta = read_prepared(path, keys=("train_tokens", "val_tokens"))
     as_long = lambda a: torch.from_numpy(a).long()
     return as_long(arrays["train_tokens"]), as_long(arrays["val_tokens"]), WordTokenizer.from_json(meta["vocab"])

@@ -439,3 +439,52 @@ def _field(result, name):
         return getattr(result, name)
     return result.get(name) or ""
 
+
+
+# ---------------------------------------------------------------- inputs, checked before any job and at render
+
+def check_claims_inputs(doc, paper, tier, namespaces, where):
+    """Raise ClaimsError for what claims.yaml gets wrong that a schema cannot see: a `paper:` field other than the
+    paper's folder name; a counterexample that passes its own check at a tier (it would contradict nothing); a claim
+    checked at `tier` that reads a namespace outside `namespaces` (those this tier's analyses write or skip)."""
+    if doc["paper"] != paper:
+        raise ClaimsError(f"{where}: key 'paper' is {doc['paper']!r}, but the file is in the folder of {paper!r} "
+                          f"(allowed: {paper!r})")
+    for cid, claim_tier, passed in counterexample_outcomes(doc):
+        if passed:
+            claim = next(c for c in doc["claims"] if c["id"] == cid)
+            raise ClaimsError(f"{where}: claim '{cid}': key 'counterexample' {format_value(claim['counterexample'])} "
+                              f"passes its own {claim_tier}-tier check ({expected_text(claim['check'], claim['tiers'][claim_tier] or {})}), "
+                              f"so the check cannot tell the paper's result from its contradiction")
+    for claim in doc["claims"]:
+        ns = claim["metric"].split(".", 1)[0]
+        if tier in claim["tiers"] and ns not in namespaces:
+            raise ClaimsError(f"{where}: claim '{claim['id']}': key 'metric' reads namespace '{ns}', which no "
+                              f"analysis of the {tier} tier writes (namespaces: {', '.join(sorted(namespaces))})")
+
+
+def check_metrics_written(doc, tier, metrics, skipped, metrics_paths, where, overridden=False):
+    """At render (analyses do not declare their keys in advance): a claim checked at `tier` whose metric its
+    namespace's metrics file neither measured nor skipped names a key no analysis writes. Under the committed config
+    that is an input error, raised as ClaimsError naming the claim and the file, not a FAIL. A run `overridden` off
+    the committed config may leave out what the analyses would measure (a tiny config drops a dataset): there such
+    claims are returned as {metric: reason} to read NOT RUN, the report naming the overrides at its top."""
+    import difflib
+
+    files = {Path(p).stem: Path(p) for p in metrics_paths}
+    not_written = {}
+    for claim in doc["claims"]:
+        name = claim["metric"]
+        ns, _, key = name.partition(".")
+        if tier not in claim["tiers"] or name in metrics or name in skipped or ns not in files:
+            continue
+        if overridden:
+            not_written[name] = (f"{files[ns]} holds no key '{key}': this run's config differs from the committed "
+                                 "one (listed at the top), which may leave it out")
+            continue
+        written = sorted(k.partition(".")[2] for k in (*metrics, *skipped) if k.partition(".")[0] == ns)
+        close = difflib.get_close_matches(key, written, n=1)
+        hint = f"; did you mean '{ns}.{close[0]}'?" if close else ""
+        raise ClaimsError(f"{where}: claim '{claim['id']}': key 'metric' is '{name}', which {files[ns]} does not "
+                          f"hold: its analysis writes no key '{key}'{hint} (keys: {', '.join(written)})")
+    return not_written

@@ -89,6 +89,8 @@ def load_paper_config(paper_dir, tier, overrides=None):
     name = paper_dir.name
     tier = validate_tier(tier)
     overrides = _mapping(_yaml_scalars(overrides, name), f"{name}: --config {name}") or {}
+    if not (paper_dir / "config.yaml").is_file():
+        raise ConfigError(f"{name}: {paper_dir / 'config.yaml'} is missing; every paper states its settings there")
     raw = _mapping(_read(paper_dir / "config.yaml", name), f"{name}: {paper_dir / 'config.yaml'}")
     if raw is None:
         raise ConfigError(f"{name}: {paper_dir / 'config.yaml'} is empty (expected 'common' and one mapping per tier)")
@@ -98,21 +100,35 @@ def load_paper_config(paper_dir, tier, overrides=None):
                           f"(allowed: common, {', '.join(TIERS)})")
     if tier not in raw:
         raise ConfigError(f"{name}: config.yaml has no tier {tier!r}")
-    common = _mapping(raw.get("common"), f"{name}: config.yaml key 'common'") or {}
-    tier_cfg = _mapping(raw[tier], f"{name}: config.yaml key '{tier}'") or {}
-    overrides = dict(overrides)
-    tier_overrides = _mapping(overrides.pop(tier, None), f"{name}: --config {name}.{tier}") or {}
-    for other in TIERS:
-        overrides.pop(other, None)
-    cfg = deep_merge(deep_merge(deep_merge(common, tier_cfg), overrides), tier_overrides)
-    cfg["tier"] = tier
-    if os.environ.get("REPLICATIONS_DEVICE"):  # an override the resolved config records, not a hidden one
-        cfg["device"] = os.environ["REPLICATIONS_DEVICE"]
     schema_path = paper_dir / "config.schema.yaml"
     if not schema_path.is_file():  # no schema would mean no validation at all
         raise ConfigError(f"{name}: {schema_path} is missing; every paper validates its config against one")
-    schema = _mapping(_read(schema_path, name), f"{name}: {schema_path}")
-    validate(cfg, schema or {}, where=f"{name} ({tier} tier)")
+    schema = _mapping(_read(schema_path, name), f"{name}: {schema_path}") or {}
+    for other in TIERS:  # every tier's overrides are checked, not only the tier run, so a typo never waits for a run
+        if other != tier and other in raw and overrides.get(other) is not None:
+            validate(_resolve(raw, other, overrides, name), schema,
+                     where=f"{name} ({other} tier, --config override of a tier not run)")
+    cfg = _resolve(raw, tier, overrides, name)
+    validate(cfg, schema, where=f"{name} ({tier} tier)")
+    return cfg
+
+
+def overridden_tiers(overrides, tier):
+    """The tiers other than `tier` that `overrides` (a paper's --config value) changes."""
+    overrides = _yaml_scalars(overrides, "--config")
+    return [t for t in TIERS if t != tier and isinstance(overrides, dict) and overrides.get(t) is not None]
+
+
+def _resolve(raw, tier, overrides, name):
+    """common, then the tier, then plain overrides, then the tier's own overrides."""
+    common = _mapping(raw.get("common"), f"{name}: config.yaml key 'common'") or {}
+    tier_cfg = _mapping(raw[tier], f"{name}: config.yaml key '{tier}'") or {}
+    plain = {k: v for k, v in overrides.items() if k not in TIERS}
+    tier_overrides = _mapping(overrides.get(tier), f"{name}: --config {name}.{tier}") or {}
+    cfg = deep_merge(deep_merge(deep_merge(common, tier_cfg), plain), tier_overrides)
+    cfg["tier"] = tier
+    if os.environ.get("REPLICATIONS_DEVICE"):  # an override the resolved config records, not a hidden one
+        cfg["device"] = os.environ["REPLICATIONS_DEVICE"]
     return cfg
 
 
@@ -201,6 +217,12 @@ def _allowed(err):
     for bound, text in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
         if bound in s:
             parts.append(f"{text} {s[bound]}")
+    if err.validator in ("minItems", "maxItems"):  # say how many, not only "too short"
+        low, high = s.get("minItems"), s.get("maxItems")
+        items = lambda n: f"{n} item{'s' * (n != 1)}"
+        parts.append(f"exactly {items(low)}" if low == high else
+                     " and ".join(t for t in (low is not None and f"at least {items(low)}",
+                                               high is not None and f"at most {items(high)}") if t))
     if err.validator == "additionalProperties":
         return " (allowed keys: " + ", ".join(sorted(s.get("properties", {}))) + ")"
     if err.validator in ("oneOf", "anyOf"):  # name the forms by their discriminating constants, or their types

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.io.files import YamlError
-from shared.pipeline.claims import ClaimsError, load_claims
-from shared.pipeline.config import ConfigError, load_paper_config
+from shared.pipeline.claims import ClaimsError, check_claims_inputs, load_claims
+from shared.pipeline.config import ConfigError, load_paper_config, overridden_tiers
 
 FIGURE_NAME = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"  # plot_<figure>.py; the figure file is <figure>--<namespace>.png
 NAMESPACE = r"[a-z][a-z0-9_]*"
@@ -158,6 +158,11 @@ class Paper:
         self.claims = self._load_claims()  # a broken claims.yaml, too, stops the run before any job
         with self._declaring("check(cfg)"):
             getattr(self.module, "check", lambda cfg: None)(self.cfg)
+        for other in overridden_tiers(overrides, tier):  # an override of another tier is checked now, not when run
+            try:
+                getattr(self.module, "check", lambda cfg: None)(load_paper_config(self.root / self.dir, other, overrides))
+            except ConfigError as error:
+                raise ConfigError(f"{name} ({other} tier, --config override of a tier not run): {error}") from None
         with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
             self.analyses = {a.ns: a for a in self.module.analyses(self)}
             self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
@@ -195,15 +200,13 @@ class Paper:
             raise ConfigError(f"{self.name}: {error}") from None
 
     def _check_claim_metrics(self):
-        """Every claim checked at this tier reads a namespace that an analysis writes or that the tier skips with a
-        reason, so a typo in a metric's namespace is refused now, not found as a FAIL after the run."""
-        known = set(self.analyses) | set(self.skipped)
-        for claim in self.claims["claims"]:
-            ns = claim["metric"].split(".", 1)[0]
-            if self.tier in claim["tiers"] and ns not in known:
-                raise ConfigError(f"{self.name} ({self.tier} tier): {self.dir}/claims.yaml: claim '{claim['id']}': "
-                                  f"key 'metric' reads namespace '{ns}', which no analysis of this tier writes "
-                                  f"(namespaces: {', '.join(sorted(known))})")
+        """claims.yaml's inputs, checked now rather than found as a FAIL after the run (shared.pipeline.claims
+        .check_claims_inputs): its `paper:` field, counterexamples that must fail, the namespaces claims read."""
+        try:
+            check_claims_inputs(self.claims, self.name, self.tier, set(self.analyses) | set(self.skipped),
+                                f"{self.dir}/claims.yaml")
+        except ClaimsError as error:
+            raise ConfigError(f"{self.name} ({self.tier} tier): {error}") from None
 
     def _check_analyses(self):
         for a in self.analyses.values():
@@ -244,7 +247,8 @@ class Paper:
         return [self.out(f"metrics/{ns}.json") for ns in self.analyses]
 
     def figures(self):
-        return [f"{self.reports}/figures/{fig}--{ns}.png" for ns, a in self.analyses.items() for fig in a.figures]
+        """Drawn under results/: they reach reports/ with the report that shows them, never before (report.render)."""
+        return [self.out(f"figures/{fig}--{ns}.png") for ns, a in self.analyses.items() for fig in a.figures]
 
     def captions(self):
         return sorted({f"{self.dir}/captions/{fig}.rst" for a in self.analyses.values() for fig in a.figures})

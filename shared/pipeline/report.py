@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -48,6 +49,8 @@ from shared.pipeline.claims import (
     read_metrics_file,
     score,
 )
+from shared.pipeline.claims import ClaimsError, check_metrics_written  # the input checks, kept apart
+from shared.pipeline.config import ConfigError
 from shared.pipeline.tiers import TIERS
 
 # new columns go at the end, so that a reader of an older claims.csv finds every column where it was
@@ -112,17 +115,30 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
     `skipped_namespaces` ({namespace: reason}) names analyses that could not run in this invocation (their
     experiment's dataset was left out, say): every claim reading them is NOT RUN with that reason. `costs_dir` holds
     the jobs' cost records (shared.pipeline.job, <log>.cost.json); `cost` is a cost already summarized (a re-render).
+
+    All or nothing: everything is written into a copy of out_dir that replaces it only when the whole render
+    succeeded (`staged`); `figure_paths` are copied into its figures/ then, so a run that fails midway leaves the
+    last report and its figures as they were. A config that differs from the committed one is named at the top.
     """
-    paper_dir, out_dir = Path(paper_dir), Path(out_dir)
+    with staged(out_dir) as stage:
+        return _render(paper, tier, Path(paper_dir), metrics_paths, figure_paths, Path(out_dir), stage, config_path,
+                       skipped_namespaces, costs_dir, cost)
+
+
+def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage, config_path, skipped_namespaces,
+            costs_dir, cost):
     claims_doc = load_claims(paper_dir / "claims.yaml")
     metrics, skipped = load_metrics(metrics_paths)
     for claim in claims_doc["claims"]:
         namespace = claim["metric"].split(".", 1)[0]
         if namespace in (skipped_namespaces or {}):
             skipped[claim["metric"]] = skipped_namespaces[namespace]
+    config = _read_config(config_path) if config_path else None
+    overrides = config_overrides(paper_dir, tier, config)
+    skipped.update(check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml",
+                                         overridden=bool(overrides)))
     results = score(claims_doc, metrics, skipped, tier)
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
-    config = _read_config(config_path) if config_path else None
     prov = provenance.collect(
         config, seeds=_gather(infos, config, ("seeds", "seed")), device=devices_that_ran(infos, config),
         extra={"paper": paper, "tier": tier, "config_path": str(config_path) if config_path else None,
@@ -142,20 +158,22 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         records = [r for r in read_costs(costs_dir) if not r["job"].endswith(" report")]
         cost = {"summary": summarize_costs(records), "jobs": [{k: r.get(k) for k in COST_COLUMNS} for r in records]}
     prov["cost"] = cost
-    _keep_metrics(metrics_paths, out_dir / "metrics")
+    prov["extra"]["config_overrides"] = overrides
+    _keep_metrics(metrics_paths, stage / "metrics")
     if config_path and Path(config_path).resolve() != (out_dir / "config.json").resolve():
-        shutil.copyfile(config_path, out_dir / "config.json")
-    write_csv(out_dir / "claims.csv", [r.as_row() for r in results])
-    write_json(out_dir / "provenance.json", prov)
+        shutil.copyfile(config_path, stage / "config.json")
+    figure_paths = [out_dir / "figures" / name for name in publish_figures(figure_paths, stage / "figures")]
+    write_csv(stage / "claims.csv", [r.as_row() for r in results])
+    write_json(stage / "provenance.json", prov)
     explanations = {r.id: explanation(r, paper_dir) for r in results if r.status == FAIL}
     for cid, text in explanations.items():
         if text is None:  # shown in the report, and said in the job's log
             print(f"warning: {paper} ({tier}): claim {cid} FAILs and has no explanation: give it an `if_fail` in "
                   "claims.yaml or name it in deviations.md", file=sys.stderr)
-    write_text(out_dir / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
-    write_text(out_dir / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
+    write_text(stage / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
+    write_text(stage / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
     sections = [
-        _summary(claims_doc, tier, results, paper_dir, runs),
+        with_override_banner(_summary(claims_doc, tier, results, paper_dir, runs), overrides, paper_dir, tier),
         _claims_table(tier, results, runs),
         _seeds(seeds_doc, seeds_stale, results, runs),
         _drift(drift),
@@ -165,8 +183,97 @@ def render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, config_
         _cost(prov.get("cost")),
         _provenance(prov),
     ]
-    write_text(out_dir / "report.md", "\n\n".join(sections) + "\n")
+    write_text(stage / "report.md", "\n\n".join(sections) + "\n")
     return results
+
+
+# ---------------------------------------------------------------- overrides marked, reports written all or nothing
+
+@contextmanager
+def staged(out_dir):
+    """Yield a copy of `out_dir` to write into; it replaces `out_dir` (two renames) only if the block finishes, so a
+    render that fails leaves the last report whole. Leftovers of a render killed midway are removed first."""
+    out_dir = Path(out_dir)
+    stage, old = out_dir.with_name(f".{out_dir.name}.rendering"), out_dir.with_name(f".{out_dir.name}.replaced")
+    for leftover in (stage, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    if out_dir.is_dir():
+        shutil.copytree(out_dir, stage)
+    else:
+        stage.mkdir(parents=True)
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    if out_dir.exists():
+        os.replace(out_dir, old)
+    os.replace(stage, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def publish_figures(figure_paths, figures_dir):
+    """Make `figures_dir` hold exactly these figures (each .png with the .pdf drawn beside it); return their names.
+    Figures are drawn under results/ and reach reports/ only here, with the report that shows them."""
+    sources = [Path(p) for p in figure_paths]
+    sources += [p.with_suffix(".pdf") for p in sources if p.with_suffix(".pdf").is_file()]
+    kept = {p.name: p.read_bytes() for p in sources}  # read first: a re-render's sources are these very files
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    for old in [*figures_dir.glob("*.png"), *figures_dir.glob("*.pdf")]:
+        old.unlink()
+    for name, data in kept.items():
+        (figures_dir / name).write_bytes(data)
+    return [Path(p).name for p in figure_paths]
+
+
+def config_overrides(paper_dir, tier, config):
+    """[{key, committed, used}]: every dotted key where the resolved `config` a run used differs from the committed
+    config.yaml at `tier` (by --config, --configfile or a profile); empty when none differs, None when there is no
+    config to compare (no config recorded, or a paper folder without config.yaml)."""
+    from shared.pipeline.config import load_paper_config
+
+    if config is None or not (Path(paper_dir) / "config.yaml").is_file():
+        return None
+    committed = json.loads(json.dumps(load_paper_config(paper_dir, tier)))  # as config.json stores it
+    return [{"key": key, "committed": a, "used": b} for key, a, b in _differences(committed, config)]
+
+
+_ABSENT = "(absent)"
+
+
+def _differences(committed, used, prefix=""):
+    for key in sorted(set(committed) | set(used), key=str):
+        a, b = committed.get(key, _ABSENT), used.get(key, _ABSENT)
+        if isinstance(a, dict) and isinstance(b, dict):
+            yield from _differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            yield f"{prefix}{key}", a, b
+
+
+def with_override_banner(summary, overrides, paper_dir, tier):
+    """The report's header with, under its title, the list of every key this run changed, when it changed any."""
+    if not overrides:
+        return summary
+    title, _, rest = summary.partition("\n\n")
+    lines = [f"> ⚠️ **Not the committed config.** This run changed {len(overrides)} key(s) of "
+             f"`{Path(paper_dir).as_posix()}/config.yaml` ({tier} tier) by --config, --configfile or a profile; its "
+             "numbers are not those of the committed settings:", ">"]
+    lines += [f"> - `{o['key']}`: {_compact(o['committed'])} → {_compact(o['used'])}" for o in overrides]
+    return "\n\n".join([title, "\n".join(lines), rest])
+
+
+def override_mark(report_dir):
+    """For the index and README: a note on a report rendered from a config other than the committed one."""
+    path = Path(report_dir) / "provenance.json"
+    overrides = json.loads(path.read_text()).get("extra", {}).get("config_overrides") if path.is_file() else None
+    if not overrides:
+        return ""
+    keys = [o["key"] for o in overrides]
+    shown = ", ".join(f"`{k}`" for k in keys[:SHOWN_KEYS]) + (f" and {len(keys) - SHOWN_KEYS} more" if len(keys) > SHOWN_KEYS else "")
+    return f"<br>⚠️ **not the committed config**: {shown}"
+
+
+SHOWN_KEYS = 3
 
 
 def rerender(paper, tier, reports_dir="reports", replications_dir="replications", skipped_namespaces=None):
@@ -768,7 +875,7 @@ def _status_table(papers, reports_dir, base, replications_dir):
                 cells.append("—")
                 continue
             report_dir = reports_dir / paper / tier
-            text = kind_counts_text(tiers[tier], link=rel(report_dir / "report.md"))
+            text = kind_counts_text(tiers[tier], link=rel(report_dir / "report.md")) + override_mark(report_dir)
             state = staleness.check_report(report_dir, Path(replications_dir) / paper, tier,
                                            root=Path(replications_dir).resolve().parent)
             if state.stale:
@@ -826,8 +933,11 @@ def main(argv=None):
 
 def _run(args):
     if args.command == "render":
-        render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
-               json.loads(args.skipped), args.costs_dir)
+        try:
+            render(args.paper, args.tier, args.paper_dir, args.metrics, args.figures, args.out_dir, args.config,
+                   json.loads(args.skipped), args.costs_dir)
+        except (ClaimsError, ConfigError) as error:  # bad input: one message naming the paper and file, no traceback
+            sys.exit(f"Invalid input; the report of {args.paper} ({args.tier}) was not written.\n{error}")
     elif args.command == "rerender":
         rerender(args.paper, args.tier, args.reports, args.replications, json.loads(args.skipped))
     else:

@@ -83,9 +83,20 @@ def start_run(*paths, many=(), optional=()):
     for name in optional:
         parser.add_argument(f"--{name}", nargs="+", default=[])
     args = parser.parse_args()
+    sys.excepthook = _input_errors_without_traceback
     if args.threads:
         torch.set_num_threads(args.threads)
     return RunContext(args)
+
+
+def _input_errors_without_traceback(kind, error, tb, default=sys.excepthook):
+    """Bad input (a prepared file that is not what was asked for, data the paper's protocol refuses) is said in one
+    line naming the file; a traceback would bury it. Everything else keeps its traceback."""
+    from shared.data.fetch import DataCorrupted, DataRefused, DatasetUnavailable
+    if issubclass(kind, (DataCorrupted, DataRefused, DatasetUnavailable)):
+        print(f"Invalid input: {error}", file=sys.stderr)
+    else:
+        default(kind, error, tb)
 
 
 def load_models(path, build=None):

@@ -209,7 +209,7 @@ def test_prepared_file_with_changed_array_bytes_is_refused(prepared):
     blob = bytearray(prepared.read_bytes())
     blob[-1] ^= 0x01  # the last byte of the last array
     prepared.write_bytes(bytes(blob))
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value) and "do not match" in str(error.value)
 
@@ -218,7 +218,7 @@ def test_prepared_file_with_edited_header_is_refused(prepared):
     """The same header bytes with one recorded source hash replaced: still valid JSON, still loadable."""
     pin = data.REGISTRY["tiny"].files["train_images"].sha256
     prepared.write_bytes(prepared.read_bytes().replace(pin.encode(), b"0" * len(pin)))
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value)
 
@@ -229,7 +229,7 @@ def test_prepared_file_with_unpinned_sources_is_refused(prepared):
     sources = json.loads(metadata["sources"])
     sources["train_images"]["sha256"] = "0" * 64
     data.write_safetensors(arrays, prepared, {**metadata, "sources": json.dumps(sources, sort_keys=True)})
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     message = str(error.value)
     assert str(prepared) in message and "train_images" in message and "pinned" in message
@@ -240,9 +240,56 @@ def test_prepared_file_without_digest_is_refused(prepared):
     from safetensors.numpy import save_file
     arrays, metadata = data.read_prepared(prepared)
     save_file(arrays, str(prepared), metadata=metadata)
-    with pytest.raises(DataCorrupted, match="delete it") as error:
+    with pytest.raises(DataCorrupted, match="was deleted") as error:
         data.read_prepared(prepared)
     assert str(prepared) in str(error.value)
+
+
+# ---------------------------------------------------------------- a prepared file is the dataset asked for
+def test_prepared_file_of_another_dataset_in_its_place_is_refused_and_deleted(prepared):
+    """Another dataset's intact prepared file copied over this one (UMLS over Kinships, say): the digest holds, the
+    name does not."""
+    swapped = prepared.with_name("kinships.safetensors")
+    prepared.rename(swapped)
+    with pytest.raises(DataCorrupted) as error:
+        data.read_prepared(swapped)
+    message = str(error.value)
+    assert str(swapped) in message and "holds dataset 'tiny'" in message and "'kinships'" in message
+    assert "was deleted" in message and not swapped.exists()
+
+
+def test_prepared_file_of_another_kind_in_mnists_place_is_refused_not_a_key_error(tmp_path):
+    from shared.data.images import load_images
+
+    path = tmp_path / "data" / "prepared" / "mnist.safetensors"
+    path.parent.mkdir(parents=True)
+    data.write_safetensors({"train_tokens": np.arange(4, dtype=np.int32)}, path, {"dataset": "stories_synthetic"})
+    with pytest.raises(DataCorrupted, match="holds dataset 'stories_synthetic' with arrays \\['train_tokens'\\], "
+                                            "not the dataset 'mnist'"):
+        load_images(path)
+    data.write_safetensors({"train_tokens": np.arange(4, dtype=np.int32)}, path, {"dataset": "mnist"})
+    with pytest.raises(DataCorrupted, match="without the arrays \\['x_train', 'y_train', 'x_test', 'y_test'\\]"):
+        load_images(path)
+    assert not path.exists()
+
+
+def test_truncated_prepared_file_is_refused_in_one_line_deleted_and_written_again(prepared, tiny, tmp_path):
+    """A job reading it (through start_run, as every script does) says why in one line, without a traceback; the
+    file is gone, so the next run prepares it again."""
+    import subprocess
+    import sys
+
+    prepared.write_bytes(prepared.read_bytes()[:200])
+    script = ("import sys; sys.argv = ['job']; from shared.pipeline.run import start_run; start_run(); "
+              f"from shared.data.images import load_images; load_images({str(prepared)!r})")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert proc.returncode == 1 and TRACEBACK not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"Invalid input: {prepared}: it is not a readable safetensors file")
+    assert len(proc.stderr.strip().splitlines()) == 1 and not prepared.exists()
+    assert main(["prepare", "tiny", str(prepared), "--cache", str(tiny.cache)]) == 0
+    arrays, metadata = data.read_prepared(prepared)
+    assert metadata["dataset"] == "tiny" and sorted(arrays) == sorted(data.ARRAY_KEYS)
 
 
 # ---------------------------------------------------------------- end to end through Snakemake

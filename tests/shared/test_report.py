@@ -45,7 +45,8 @@ def project(tmp_path):
         metrics.mkdir(parents=True)
         (metrics / "acc.json").write_text(json.dumps(
             {"metrics": {"test": 0.95}, "skipped": {"big": "needs a GPU"}, "info": {"wall_s": 3.5, "seeds": [0, 1]}}))
-        (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {"device": "cpu"}}))
+        (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5, "missing": False},
+                                                            "info": {"device": "cpu"}}))
         figures = tmp_path / "reports" / "toy" / tier / "figures"
         figures.mkdir(parents=True)
         (figures / "spectrum.png").write_bytes(b"png")
@@ -91,7 +92,7 @@ def test_render_writes_report_csv_and_provenance(project):
     assert "The cut at 0.1" not in deviations  # shown once, in the header
     assert "FAIL `bad`" in deviations and "too few epochs at quick tier" in deviations
     assert "FAIL `unexplained`" in deviations and "NO EXPLANATION RECORDED" in deviations
-    assert "metric spectra.missing was not produced" in deviations
+    assert "value is false" in deviations  # a key no analysis writes is an input error: tests/shared/test_inputs_*.py
     assert "FAIL `good`" not in deviations
     assert "wall_s=3.5" in md and "Config hash: `" in md
     rows = {row["id"]: row for row in csv.DictReader((out / "claims.csv").open())}
@@ -265,13 +266,13 @@ def test_provenance_shows_the_device_that_ran_not_the_request(project):
     render_tier(project, "quick")
     prov = json.loads((project / "reports" / "toy" / "quick" / "provenance.json").read_text())
     assert prov["device"] == ["cpu"]  # spectra.json's info recorded it; the config's 'auto' is not a device
-    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {
+    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5, "missing": False}, "info": {
         "device": "cuda:0 (NVIDIA H100)", "trained": {"device": "cuda:0 (NVIDIA H100)", "git_commit": None,
                                                       "git_dirty": None, "config_hash": "x", "timestamp_utc": "t"}}}))
     render_tier(project, "quick")
     md = (project / "reports" / "toy" / "quick" / "report.md").read_text()
     assert "- Device: cuda:0 (NVIDIA H100)\n" in md and "auto" not in md.split("## Provenance")[1].split("\n")[5]
-    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5}, "info": {}}))
+    (metrics / "spectra.json").write_text(json.dumps({"metrics": {"top40": 0.5, "missing": False}, "info": {}}))
     render_tier(project, "quick")
     md = (project / "reports" / "toy" / "quick" / "report.md").read_text()
     assert "- Device: auto (requested in the config; no job recorded the device it ran on)" in md

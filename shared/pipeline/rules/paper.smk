@@ -87,14 +87,14 @@ rule figure:
         # captions/<fig>.rst, read when the HTML report is built (a FigureCaption is no rerun trigger: editing it
         # re-renders only the report); the report lists the figure by that caption's title and its analysis
         png=report(
-            f"{P.reports}/figures/{{fig}}--{{ns}}.png",
+            P.out("figures/{fig}--{ns}.png"),
             caption="figure_caption.rst",
             category=P.name,
             subcategory="{ns}",
             labels=lambda w: {"figure": figure_title(P.dir, w.fig), "analysis": w.ns},
         ),
         # the same figure as a vector PDF (plots.save writes both)
-        pdf=f"{P.reports}/figures/{{fig}}--{{ns}}.pdf",
+        pdf=P.out("figures/{fig}--{ns}.pdf"),
     log:
         P.log("figure_{fig}--{ns}"),
     localrule: True
@@ -117,20 +117,24 @@ rule report:
         captions=P.captions(),
         metrics=P.metrics(),
         figures=P.figures(),
+    # update(): Snakemake neither deletes the committed report before the job nor after a failed one (it restores
+    # it); the render itself replaces the report, its figures and provenance all at once, or not at all
     output:
-        md=f"{P.reports}/report.md",
-        csv=f"{P.reports}/claims.csv",
-        provenance=f"{P.reports}/provenance.json",
+        md=update(f"{P.reports}/report.md"),
+        csv=update(f"{P.reports}/claims.csv"),
+        provenance=update(f"{P.reports}/provenance.json"),
         # the claims table in Snakemake's HTML report, beside the figures: the full table as the entry's file, a
         # compact one (claims.rst, with each FAIL's explanation) as its caption
-        claims_html=report(
-            f"{P.reports}/claims.html",
-            caption="claims_caption.rst",
-            category=P.name,
-            subcategory=f"claims ({P.tier} tier)",
-            labels={"table": "scored claims", "tier": P.tier},
+        claims_html=update(
+            report(
+                f"{P.reports}/claims.html",
+                caption="claims_caption.rst",
+                category=P.name,
+                subcategory=f"claims ({P.tier} tier)",
+                labels={"table": "scored claims", "tier": P.tier},
+            )
         ),
-        claims_rst=f"{P.reports}/claims.rst",
+        claims_rst=update(f"{P.reports}/claims.rst"),
     log:
         P.log("report"),
     localrule: True
