@@ -99,7 +99,8 @@ def test_a_control_that_passes_its_findings_own_check_is_an_error_naming_paper_c
                            "quick", "--paper-dir", "replications/toy", "--metrics", "results/acc.json",
                            "--out-dir", "reports/toy/quick"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("error: toy: claim 'with-control': its control acc.untrained = 0.93 passes")
+    assert done.stderr.startswith("Invalid input; the report of toy (quick) was not written.\n"
+                                  "toy: claim 'with-control': its control acc.untrained = 0.93 passes")
 
 
 def test_a_missing_control_fails_its_claim_and_a_control_on_an_identity_is_refused(tmp_path):
