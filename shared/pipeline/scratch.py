@@ -75,8 +75,9 @@ def snakemake(cwd, *args, timeout=None, rule_blocks=True):
     wall-clock limit unless given: tests run tiny configs, and a busy machine must slow them, not fail them.
     `rule_blocks`: print Snakemake's block for each job (which planned_rules reads), which profiles/default hides."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    shown = ["--quiet", "host"] if rule_blocks and "--quiet" not in args else []
-    return subprocess.run([sys.executable, "-m", "snakemake", *args, *shown], cwd=cwd, capture_output=True,
+    # first, and in its `=` form: after a `--` it would be a target, and a bare `--quiet host` takes what follows
+    shown = ["--quiet=host"] if rule_blocks and not any(a.startswith("--quiet") for a in args) else []
+    return subprocess.run([sys.executable, "-m", "snakemake", *shown, *args], cwd=cwd, capture_output=True,
                           text=True, env=env, timeout=timeout)
 
 
