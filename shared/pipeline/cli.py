@@ -8,6 +8,7 @@
     replicate seeds [PAPER ...] [--seeds 1 2] [--cores 2]   values and statuses at other seeds (.seeds)
 """
 import argparse
+import json
 import keyword
 import shutil
 import sys
@@ -87,6 +88,24 @@ def new_paper(name, root="."):
     return target
 
 
+def rerun_seeds(papers, seeds, cores):
+    """`replicate seeds`: the quick tier at other seeds (shared.pipeline.seeds), then each paper's report re-rendered
+    with its fragile claims marked, and the index."""
+    from shared.pipeline.scratch import ROOT as root  # the scratch machinery only when asked
+    from shared.pipeline.seeds import FRAGILE, TIER, measure_seeds
+
+    for paper, doc in measure_seeds(papers, seeds, cores, root).items():
+        if (root / "reports" / paper / TIER / "metrics").is_dir():
+            results = report.rerender(paper, TIER, root / "reports", root / "replications")
+            fragile = [r.id for r in results if r.robustness == FRAGILE]
+        else:
+            fragile = ["(no committed report to compare with)"]
+        cpu = {seed: run["cpu_s"] for seed, run in doc["runs"].items()}
+        print(paper, json.dumps({"job_cpu_s_per_seed": cpu, "fragile": fragile}))
+    report.index(root / "reports", None, root / "replications")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="replicate", description="Replications of papers on neural-network layers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -121,9 +140,7 @@ def main(argv=None):
     seeds.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
     if args.command == "seeds":
-        from shared.pipeline import seeds as seeds_module
-
-        return seeds_module.main(args)
+        return rerun_seeds(args.papers, args.seeds, args.cores)
     if args.command == "drift":
         from shared.pipeline import drift as drift_module
 

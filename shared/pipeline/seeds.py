@@ -92,7 +92,7 @@ def seed_overrides(papers, by, root=ROOT, base=None):
 
 # ---------------------------------------------------------------- the reruns
 
-def measure(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
+def measure_seeds(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfiles=()):
     """Rerun the papers' quick tier once per seed in a scratch copy; write reports/<paper>/quick/seeds.json.
     `configfiles` (paths relative to `root`) are passed on, as a paper's tiny config in the tests. Returns
     {paper: seeds.json document}; a paper one of whose runs wrote no metrics gets none (SystemExit after the others).
@@ -291,22 +291,3 @@ def differing(result, runs):
     """The other runs whose status for `result` differs from this run's: [(label, value text, status)]."""
     return [(label, *scored[result.id]) for label, scored in runs
             if result.id in scored and scored[result.id][1] != result.status]
-
-
-# ---------------------------------------------------------------- command line
-
-def main(args):
-    from shared.pipeline import report
-
-    root = Path(ROOT)
-    written = measure(args.papers, args.seeds, args.cores, root)
-    for paper, doc in written.items():
-        if (root / "reports" / paper / TIER / "metrics").is_dir():
-            results = report.rerender(paper, TIER, root / "reports", root / "replications")
-            fragile = [r.id for r in results if r.robustness == FRAGILE]
-        else:
-            fragile = ["(no committed report to compare with)"]
-        cpu = {seed: run["cpu_s"] for seed, run in doc["runs"].items()}
-        print(paper, json.dumps({"job_cpu_s_per_seed": cpu, "fragile": fragile}))
-    report.index(root / "reports", None, root / "replications")
-    return 0

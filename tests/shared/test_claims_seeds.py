@@ -46,7 +46,7 @@ def test_tiny_rerun_at_another_seed_reaches_the_report(tmp_path):
 
     from shared.pipeline.report import rerender
     from shared.pipeline.scratch import render_tiny, tiny_configfiles
-    from shared.pipeline.seeds import measure
+    from shared.pipeline.seeds import measure_seeds
 
     paper = "lsa_one_step_gd"
     repo, proc = render_tiny(tmp_path / "repo", paper)
@@ -55,7 +55,7 @@ def test_tiny_rerun_at_another_seed_reaches_the_report(tmp_path):
     for f in tiny:
         (repo / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / f, repo / f)
-    doc = measure([paper], seeds=[1], root=repo, configfiles=tiny)[paper]
+    doc = measure_seeds([paper], seeds=[1], root=repo, configfiles=tiny)[paper]
     run = doc["runs"]["1"]
     assert run["config_override"] == {"basis_seed": 1007, "seeds": [1000]} and run["metrics"]
     written = json.loads((repo / "reports" / paper / "quick" / "seeds.json").read_text())
