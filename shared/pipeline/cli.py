@@ -5,6 +5,7 @@
     replicate new-paper NAME [--root .]
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
     replicate drift [PAPER ...] [--cores 2] [--threads 1] [--set KEY=VALUE]   values on other kernels (.drift)
+    replicate smoke [PAPER ...] [--cores 2] [--steps 3] [--limit 90]   the full tier, every loop capped, and its cost (.smoke)
 """
 import argparse
 import keyword
@@ -112,7 +113,17 @@ def main(argv=None):
     drift.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="an environment setting for the rerun (beside ATEN_CPU_CAPABILITY=avx2, "
                             "MKL_CBWR=COMPATIBLE)")
+    smoke = sub.add_parser("smoke", help="run the full tier with every training loop capped to a few steps in a "
+                                         "scratch copy; write reports/<paper>/full/smoke.json")
+    smoke.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper")
+    smoke.add_argument("--cores", type=int, default=2)
+    smoke.add_argument("--steps", type=int, default=3, help="the cap on every training loop (at least 2)")
+    smoke.add_argument("--limit", type=float, default=90, help="seconds a paper's run may take; then it is stopped")
     args = parser.parse_args(argv)
+    if args.command == "smoke":
+        from shared.pipeline import smoke as smoke_module
+
+        return smoke_module.main(args)
     if args.command == "drift":
         from shared.pipeline import drift as drift_module
 

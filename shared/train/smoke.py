@@ -1,0 +1,65 @@
+"""The smoke run's step cap (`replicate smoke`, shared/pipeline/smoke.py): every training loop runs its steps through
+`capped`, which, only when $REPLICATE_SMOKE_STEPS is set, stops after that many steps and appends what it measured
+to $REPLICATE_SMOKE_LOG (one JSON line per loop): the steps the loop was asked for, wall and CPU seconds a step, the
+FLOPs of one step (counted by FlopCounterMode on the first step) and the process's peak memory so far.
+
+Unset (every ordinary run), `capped` returns the steps untouched: the same loop, the same numbers.
+"""
+import json
+import os
+import resource
+import sys
+import time
+
+STEPS_VAR = "REPLICATE_SMOKE_STEPS"
+LOG_VAR = "REPLICATE_SMOKE_LOG"
+
+
+def cap():
+    """The smoke cap in steps, or None outside a smoke run."""
+    value = os.environ.get(STEPS_VAR)
+    return int(value) if value else None
+
+
+def capped(steps, total, loop):
+    """`steps` (an iterable of step indices, e.g. range(total) or a Progress) unchanged outside a smoke run; in one,
+    its first cap() steps, measured and logged under the name `loop`."""
+    limit = cap()
+    return steps if limit is None else _measured(steps, total, loop, limit)
+
+
+def _measured(steps, total, loop, limit):
+    from torch.utils.flop_counter import FlopCounterMode  # torch is imported already wherever a loop runs
+
+    flops, times, done = None, [], 0
+    try:
+        for done, step in enumerate(steps, 1):
+            if done == 1:  # the first step: FLOPs counted (slower, so not timed)
+                with FlopCounterMode(display=False) as counter:
+                    yield step
+                flops = counter.get_total_flops()
+            else:
+                wall, cpu = time.perf_counter(), time.process_time()
+                yield step
+                times.append((time.perf_counter() - wall, time.process_time() - cpu))
+            if done >= limit:
+                break
+    finally:
+        _log({"loop": loop, "job": _job(), "steps_full": int(total), "steps_run": done, "flops_per_step": flops,
+              "wall_s_per_step": sum(w for w, _ in times) / len(times) if times else None,
+              "cpu_s_per_step": sum(c for _, c in times) / len(times) if times else None,
+              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _job():
+    """The running job: its module (`python -m replications.<paper>.<script>`) and first output under results/."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    outputs = [arg for arg in sys.argv[1:] if arg.startswith("results/")]
+    return " ".join([spec.name if spec else sys.argv[0], *outputs[:1]])
+
+
+def _log(record):
+    path = os.environ.get(LOG_VAR)
+    if path:
+        with open(path, "a") as f:  # one short line per write: concurrent jobs' lines do not interleave
+            f.write(json.dumps(record) + "\n")
