@@ -40,7 +40,7 @@ STEPS = 3  # the first step has its FLOPs counted, the others are timed
 GPU_FLOPS = 100e12  # effective bf16 FLOP/s assumed of one H100 (a third of its dense peak)
 GPU_ASSUMPTION = "counted FLOPs of one step x steps at 100 TFLOP/s effective (one H100, bf16); a lower bound"
 MEMORY_LIMIT_MB = 24 * 1024  # the largest machine the full tier is meant for
-PREPARE_TIMEOUT_S = 300
+PREPARE_TIMEOUT_S = 60
 LIMIT_S = 90  # a paper's run stops here: the jobs it reached are measured, the rest is "not reached"
 GRACE_S = 10  # then Snakemake has this long to stop its jobs before the whole process group is killed
 # Test-split sizes of the image datasets, which the registry does not record (it records n_train)
