@@ -128,7 +128,7 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
                 break
             if not timed_out and time.monotonic() > deadline:
                 timed_out, deadline = True, time.monotonic() + GRACE_S
-                proc.send_signal(signal.SIGTERM)  # Snakemake stops its jobs and reaps them: their usage counts
+                proc.send_signal(signal.SIGINT)  # Snakemake kills its running jobs and reaps them: their usage counts
             elif timed_out and time.monotonic() > deadline:
                 os.killpg(proc.pid, signal.SIGKILL)
             time.sleep(0.5)
@@ -190,7 +190,7 @@ def project(run, jobs):
 
 def ran_code(repo, paper, root):
     """{path: hash} of the code the run's jobs recorded loading (every `code` map in its JSON outputs), with every
-    file of the paper's folder and the smoke machinery itself, whether a job reached them or not."""
+    file of the paper's folder and the step cap, whether a job reached them or not."""
     code = {}
 
     def collect_code(node):
@@ -210,7 +210,7 @@ def ran_code(repo, paper, root):
         except ValueError:
             continue
     own = [*sorted((root / "replications" / paper).rglob("*.py")), *sorted((root / "replications" / paper).rglob(
-        "*.smk")), root / "shared" / "train" / "smoke.py", root / "shared" / "pipeline" / "smoke.py"]
+        "*.smk")), root / "shared" / "train" / "smoke.py"]
     code.update({f.relative_to(root).as_posix(): file_hash(f) for f in own if "__pycache__" not in f.parts})
     return dict(sorted(code.items()))
 
