@@ -93,9 +93,13 @@ def standin(name, path):
 def prepare_data(repo, papers):
     """Prepare every registry dataset the full tier of `papers` reads, in the scratch copy; a stand-in where the
     real one cannot be had. Returns {paper: {dataset: "real" or "stand-in: ..."}}."""
-    needed = {paper: sorted(set(re.findall(r"data/prepared/([a-z0-9_]+)\.safetensors", snakemake(
-        repo, "--profile", "profiles/full", "--cores", "1", "-n", "--forceall", "--", paper).stdout)))
-        for paper in papers}
+    dry = snakemake(repo, "--profile", "profiles/full", "--cores", "1", "-n", "--forceall", "--", *papers).stdout
+    needed = {paper: set() for paper in papers}
+    for block in re.split(r"^(?=(?:local)?rule )", dry, flags=re.M):  # one job a block: its rule, then its input
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        users = [p for p in papers if rule and rule.group(1).startswith(p + "_")]
+        for paper in users[:1]:
+            needed[paper].update(re.findall(r"data/prepared/([a-z0-9_]+)\.safetensors", block))
     data = {}
     for name in sorted({name for names in needed.values() for name in names}):
         out = repo / "data" / "prepared" / f"{name}.safetensors"
@@ -106,8 +110,14 @@ def prepare_data(repo, papers):
             real = done.returncode == 0 and out.is_file()
         except subprocess.TimeoutExpired:
             real = False
-        data[name] = "real" if real else standin(name, out)
-    return {paper: {name: data[name] for name in names} for paper, names in needed.items()}
+        if not real:  # in a child process: a parent holding gigabytes would pass its peak on to every job it forks
+            made = subprocess.run([sys.executable, "-c", "import pathlib, sys; from shared.pipeline.smoke import "
+                                   "standin; print(standin(sys.argv[1], pathlib.Path(sys.argv[2])))", name, str(out)],
+                                  cwd=ROOT, capture_output=True, text=True, check=True)
+            data[name] = made.stdout.strip()
+        else:
+            data[name] = "real"
+    return {paper: {name: data[name] for name in sorted(names)} for paper, names in needed.items()}
 
 
 def run_paper(repo, paper, cores, steps, log, limit_s):
@@ -128,7 +138,7 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
                 break
             if not timed_out and time.monotonic() > deadline:
                 timed_out, deadline = True, time.monotonic() + GRACE_S
-                proc.send_signal(signal.SIGINT)  # Snakemake kills its running jobs and reaps them: their usage counts
+                proc.send_signal(signal.SIGINT)  # Snakemake may stop its jobs and reap them (their usage counts)
             elif timed_out and time.monotonic() > deadline:
                 os.killpg(proc.pid, signal.SIGKILL)
             time.sleep(0.5)
