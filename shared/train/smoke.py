@@ -1,7 +1,8 @@
 """The smoke run's step cap (`replicate smoke`, shared/pipeline/smoke.py): every training loop runs its steps through
-`capped`, which, only when $REPLICATE_SMOKE_STEPS is set, stops after that many steps and appends what it measured
-to $REPLICATE_SMOKE_LOG (one JSON line per loop): the steps the loop was asked for, wall and CPU seconds a step, the
-FLOPs of one step (counted by FlopCounterMode on the first step) and the process's peak memory so far.
+`capped`, which, only when $REPLICATE_SMOKE_STEPS is set, runs that many steps (the first ones and the very last)
+and appends what it measured to $REPLICATE_SMOKE_LOG (one JSON line per loop): the steps the loop was asked for,
+wall and CPU seconds a step, the FLOPs of one step (counted by FlopCounterMode on the first step) and the process's
+peak memory so far.
 
 Unset (every ordinary run), `capped` returns the steps untouched: the same loop, the same numbers.
 """
@@ -23,7 +24,7 @@ def cap():
 
 def capped(steps, total, loop):
     """`steps` (an iterable of step indices, e.g. range(total) or a Progress) unchanged outside a smoke run; in one,
-    its first cap() steps, measured and logged under the name `loop`."""
+    its first cap() - 1 steps and its last, measured and logged under the name `loop`."""
     limit = cap()
     return steps if limit is None else _measured(steps, total, loop, limit)
 
@@ -31,9 +32,9 @@ def capped(steps, total, loop):
 def _measured(steps, total, loop, limit):
     from torch.utils.flop_counter import FlopCounterMode  # torch is imported already wherever a loop runs
 
-    flops, times, done = None, [], 0
+    flops, times, done, steps = None, [], 0, iter(steps)
     try:
-        for done, step in enumerate(steps, 1):
+        for done, step in enumerate(_first_and_last(steps, limit), 1):
             if done == 1:  # the first step: FLOPs counted (slower, so not timed)
                 with FlopCounterMode(display=False) as counter:
                     yield step
@@ -42,13 +43,24 @@ def _measured(steps, total, loop, limit):
                 wall, cpu = time.perf_counter(), time.process_time()
                 yield step
                 times.append((time.perf_counter() - wall, time.process_time() - cpu))
-            if done >= limit:
-                break
     finally:
         _log({"loop": loop, "job": _job(), "steps_full": int(total), "steps_run": done, "flops_per_step": flops,
               "wall_s_per_step": sum(w for w, _ in times) / len(times) if times else None,
               "cpu_s_per_step": sum(c for _, c in times) / len(times) if times else None,
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _first_and_last(steps, limit):
+    """The first limit - 1 steps, then the last one: what a loop does at its end (the last epoch's bookkeeping, a
+    final evaluation) runs too. The steps skipped are drawn, not run."""
+    last = None
+    for i, step in enumerate(steps):
+        if i < limit - 1:
+            yield step
+        else:
+            last = (step,)
+    if last is not None:
+        yield last[0]
 
 
 def _job():
