@@ -6,6 +6,7 @@ peak memory so far.
 
 Unset (every ordinary run), `capped` returns the steps untouched: the same loop, the same numbers.
 """
+import itertools
 import json
 import os
 import resource
@@ -32,9 +33,9 @@ def capped(steps, total, loop):
 def _measured(steps, total, loop, limit):
     from torch.utils.flop_counter import FlopCounterMode  # torch is imported already wherever a loop runs
 
-    flops, times, done, steps = None, [], 0, iter(steps)
+    flops, times, done, steps, skipped = None, [], 0, iter(steps), _NONE
     try:
-        for done, step in enumerate(_first_and_last(steps, limit), 1):
+        for done, step in enumerate(itertools.islice(steps, limit - 1), 1):
             if done == 1:  # the first step: FLOPs counted (slower, so not timed)
                 with FlopCounterMode(display=False) as counter:
                     yield step
@@ -43,24 +44,19 @@ def _measured(steps, total, loop, limit):
                 wall, cpu = time.perf_counter(), time.process_time()
                 yield step
                 times.append((time.perf_counter() - wall, time.process_time() - cpu))
-    finally:
-        _log({"loop": loop, "job": _job(), "steps_full": int(total), "steps_run": done, "flops_per_step": flops,
+        for skipped in steps:  # drawn, not run: the last one runs below, so that the loop's ending runs too
+            pass
+    finally:  # logged before the last step: a loop's ending (a final evaluation) may outlast the smoke's time limit
+        _log({"loop": loop, "job": _job(), "steps_full": int(total), "steps_run": done + (skipped is not _NONE),
+              "flops_per_step": flops,
               "wall_s_per_step": sum(w for w, _ in times) / len(times) if times else None,
               "cpu_s_per_step": sum(c for _, c in times) / len(times) if times else None,
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    if skipped is not _NONE:
+        yield skipped
 
 
-def _first_and_last(steps, limit):
-    """The first limit - 1 steps, then the last one: what a loop does at its end (the last epoch's bookkeeping, a
-    final evaluation) runs too. The steps skipped are drawn, not run."""
-    last = None
-    for i, step in enumerate(steps):
-        if i < limit - 1:
-            yield step
-        else:
-            last = (step,)
-    if last is not None:
-        yield last[0]
+_NONE = object()
 
 
 def _job():
