@@ -153,7 +153,7 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
             "peak_rss_mb": usage.ru_maxrss / 1024, "jobs_done": int(done[-1][0]) if done else 0,
             "jobs_planned": int(planned.group(1)) if planned else None,
             "failed_rules": sorted(set(re.findall(r"Error in rule (\w+):", output))),
-            "tail": output[-1500:] if proc.returncode and not timed_out else ""}
+            "tail": output[-3000:] if proc.returncode and not timed_out or "Error in rule" in output else ""}
 
 
 def read_loops(log):
