@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from shared.pipeline.run import start_run, write_metrics
+from shared.train.smoke import capped
 
 
 def features(a0, a1, n0, n1):
@@ -32,7 +33,7 @@ def success_rate(H, draws, entries, gen, test, steps=300, lr=1.0):
     w = torch.zeros(draws, H, dtype=torch.float64, requires_grad=True)
     b = torch.zeros(draws, 1, dtype=torch.float64, requires_grad=True)
     opt = torch.optim.SGD([w, b], lr=lr)
-    for _ in range(steps):  # logistic regression, one per draw, by full-batch gradient descent
+    for _ in capped(range(steps), steps, "frozen_logistic"):  # logistic regression, one per draw, by full-batch gradient descent
         loss = torch.nn.functional.binary_cross_entropy_with_logits(torch.einsum("rsh,rh->rs", x, w) + b, y.expand(draws, 2))
         opt.zero_grad()
         (loss * draws).backward()

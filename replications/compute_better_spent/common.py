@@ -3,10 +3,12 @@ one parameter group per factor, each with its own lr, under one per-step cosine:
 group's base rate)."""
 import itertools
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from shared.data import images
+from shared.data.augment import crop_flip
 from shared.train.loop import epoch_batches, fit
 from shared.train.schedules import cosine_lr
 
@@ -37,12 +39,42 @@ def to_device(data, device):
     return {k: v.to(device) for k, v in data.items()}
 
 
-def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1):
-    """AdamW (wd 0) over the given batches with a per-step cosine schedule from each group's lr to 0. Returns the
+def augmentation(cfg, generator):
+    """The paper's training augmentation where the config asks for it (`augment`, the full tier's CIFAR-10): per
+    image a random crop of the 4-pixel zero-padded image and a horizontal flip (images are HWC-flat, square, 3
+    channels), then MixUp of the batch with itself reversed at one Beta(alpha, alpha) weight per batch (timm's Mixup
+    in 'batch' mode, as the paper's code). Returns augment(x, y) -> (x, y, y of the mixed-in images, weight), or
+    None. The crops and flips come from `generator`, the weights from a stream seeded by it."""
+    spec = cfg.get("augment")
+    if not spec:
+        return None
+    weights = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
+    side = round((cfg["d_input"] // 3) ** 0.5)
+
+    def augment(x, y):
+        if spec["crop_flip"]:
+            nchw = x.view(len(x), side, side, 3).permute(0, 3, 1, 2)
+            x = crop_flip(nchw, generator).permute(0, 2, 3, 1).reshape(len(x), -1)
+        lam = float(weights.beta(spec["mixup_alpha"], spec["mixup_alpha"])) if spec["mixup_alpha"] else 1.0
+        return lam * x + (1 - lam) * x.flip(0), y, y.flip(0), lam
+    return augment
+
+
+def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1, augment=None):
+    """AdamW (wd 0) over the given batches with a per-step cosine schedule from each group's lr to 0; `augment`
+    (from `augmentation`) makes each step's loss that of the mixed batch against both its labels. Returns the
     per-step train losses, the final train loss (mean of the last `tail` fraction of steps), test loss and error."""
     x, y, losses = data["x_train"], data["y_train"], []
-    fit(model, (idx.to(x.device) for idx in order), steps=steps,
-        loss_fn=lambda m, idx: F.cross_entropy(m(x[idx]), y[idx], label_smoothing=label_smoothing),
+
+    def loss_fn(m, idx):
+        if augment is None:
+            return F.cross_entropy(m(x[idx]), y[idx], label_smoothing=label_smoothing)
+        xb, ya, yb, lam = augment(x[idx], y[idx])
+        logits = m(xb)
+        return (lam * F.cross_entropy(logits, ya, label_smoothing=label_smoothing)
+                + (1 - lam) * F.cross_entropy(logits, yb, label_smoothing=label_smoothing))
+
+    fit(model, (idx.to(x.device) for idx in order), steps=steps, loss_fn=loss_fn,
         make_optimizer=lambda m: torch.optim.AdamW(groups, weight_decay=0.0),
         lr_policy=lambda lr, step: cosine_lr(lr, step, steps), on_step=lambda step, loss: losses.append(loss.item()))
     last = max(1, round(tail * steps))

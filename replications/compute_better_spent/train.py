@@ -8,7 +8,7 @@ from shared.io.files import read_json, write_json
 from shared.nn.parametrization import param_groups
 from shared.pipeline.run import start_run
 
-from .common import batches, load_images, run_name, spec_of, to_device, train_model
+from .common import augmentation, batches, load_images, run_name, spec_of, to_device, train_model
 from .model import build, dense_base_multipliers
 
 
@@ -30,7 +30,8 @@ def main():
             model.to(run.device)
             base = dense_base_multipliers(spec, p["base_width"])
             result = train_model(model, param_groups(rows, lr, base_layers=base),
-                                 data, order, p["steps"], p["label_smoothing"], p["tail"])
+                                 data, order, p["steps"], p["label_smoothing"], p["tail"],
+                                 augmentation(p, run.generator(p["seed"], "augment")))
             result.update(structure=structure, width=width, arm=arm, lr=lr, hidden_macs=model.hidden_macs(),
                           total_macs=model.total_macs(), n_params=sum(t.numel() for t in model.parameters()))
             runs[run_name(structure, width, arm)] = result

@@ -10,7 +10,7 @@ from shared.nn.parametrization import param_groups
 from shared.pipeline.run import start_run
 from shared.train.lr_sweep import optimal_on_grid
 
-from .common import batches, load_images, spec_of, to_device, train_model
+from .common import augmentation, batches, load_images, spec_of, to_device, train_model
 from .model import build, dense_base_multipliers
 
 
@@ -27,7 +27,8 @@ def main():
         model, rows = build(spec, "aware", run.generator(p["seed"], "init"))
         model.to(run.device)
         result = train_model(model, param_groups(rows, lr, base_layers=base), data,
-                             order, p["steps"], p["label_smoothing"], p["tail"])
+                             order, p["steps"], p["label_smoothing"], p["tail"],
+                             augmentation(p, run.generator(p["seed"], "augment")))
         losses.append(result["train_loss"])
         print(f"dense w={p['base_width']} lr={lr:g}: train loss {result['train_loss']:.4f}", flush=True)
     refined = optimal_on_grid(p["lr_grid"], losses)

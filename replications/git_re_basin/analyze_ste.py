@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, ste_matching
 from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.train.smoke import capped
 
 from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
 
@@ -38,7 +39,9 @@ def main():
         curve = curves(a, state_a, matched, lams, data)
         m.update(summarise(curve, lams, method))
         arrays.update({f"{method}_{k}": v for k, v in curve.items()})
-    batches = minibatches(data, p["epochs"], p["batch_size"], run.generator(0, "ste/order"))
+    per_epoch = len(data["x_train"]) // p["batch_size"]
+    batches = capped(minibatches(data, p["epochs"], p["batch_size"], run.generator(0, "ste/order")),
+                     p["epochs"] * per_epoch, "ste_matching")
     perm, losses = ste_matching(a, spec, state_a, state_b, batches, F.cross_entropy, lr=p["lr"],
                                 momentum=p["momentum"], seed=p["match_seed"])
     curve = curves(a, state_a, apply_permutation(spec, perm, state_b), lams, data)

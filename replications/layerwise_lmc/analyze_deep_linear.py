@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from shared.pipeline.run import start_run, write_metrics
+from shared.train.smoke import capped
 
 
 def loss(ws, x, y):
@@ -28,7 +29,7 @@ def train(x, y, p, gen):
     ws = [(p["init_std"] * torch.randn(i, o, generator=gen, dtype=torch.float64) / i ** 0.5).requires_grad_()
           for i, o in pairwise(dims)]
     opt = torch.optim.Adam(ws, lr=p["lr"])
-    for _ in range(p["steps"]):
+    for _ in capped(range(p["steps"]), p["steps"], "deep_linear"):
         out = x
         for w in ws:
             out = out @ w

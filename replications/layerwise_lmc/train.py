@@ -1,8 +1,9 @@
 """Train the pair (A, B) of one experiment and save both at every checkpoint epoch (epoch 0 = the init) into one
 safetensors checkpoint, with the per-epoch history.
 
-Adam (constant learning rate, the quick tier) or SGD with momentum and weight decay (constant, the full tier's
-CIFAR-10 ResNet; the official code's schedulers are commented out, dossier 3). Batches are a fresh permutation per
+Adam (constant learning rate, the quick tier) or SGD with momentum and weight decay; `schedule: warmup_cosine` (the
+full tier's CIFAR-10 ResNet, as the paper's setup states) holds per epoch a rate rising linearly from `warmup_lr` to
+`lr` over `warmup_epochs`, then falling on a cosine to 0 at the last epoch. Batches are a fresh permutation per
 epoch from the run's order seed, the last partial batch dropped. CIFAR-10 batches get the official augmentation
 (random crop with 4-pixel zero padding and a horizontal flip), drawn from the same seeded stream.
 """
@@ -13,7 +14,8 @@ from shared.data.augment import crop_flip
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
-from shared.train.loop import epoch_batches, fit
+from shared.train.loop import epoch_batches, epochwise, fit
+from shared.train.schedules import warmup_cosine_lr
 from shared.train.supervised import evaluate
 
 from .common import experiment_spec, load_data, run_specs
@@ -51,12 +53,16 @@ def train_one(model, specs, t, data, run, device):
         history.append(row)
         total.zero_()
 
+    lr_policy = None  # constant
+    if t.get("schedule") == "warmup_cosine":
+        lr_policy = epochwise(lambda lr, epoch, epochs: warmup_cosine_lr(lr, epoch, epochs, t["warmup_epochs"],
+                                                                         t["warmup_lr"]), per_epoch, t["epochs"])
     if 0 in saved_epochs:
         snapshot(0)
     batches = ((x.index_select(0, idx), y.index_select(0, idx))
                for idx in epoch_batches(len(x), t["batch_size"], gen, device))
     fit(model, batches, steps=t["epochs"] * per_epoch, loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        make_optimizer=make_optimizer, augment=(lambda b: (crop_flip(b[0], gen), b[1])) if t["augment"] else None,
+        make_optimizer=make_optimizer, lr_policy=lr_policy, augment=(lambda b: (crop_flip(b[0], gen), b[1])) if t["augment"] else None,
         on_step=end_of_epoch)
     return states, history
 

@@ -10,6 +10,7 @@ from torch import nn
 
 from shared.nn.parametrization import factor_table, initialize
 from shared.nn.structured import Dense
+from shared.train.smoke import capped
 
 
 class DeepLinear(nn.Module):
@@ -66,7 +67,7 @@ def gd_losses(model, x, y, eta, steps):
     """[loss after t steps for t = 1..steps] of full-batch GD of size eta from the model's weights (left unchanged)."""
     hidden = [layer.weight.detach().clone().requires_grad_(True) for layer in model.hidden]
     mults, losses = model.lr_mults(), []
-    for t in range(steps):
+    for t in capped(range(steps), steps, "gd_losses", count_flops=False):
         loss = 0.5 * ((model(x, hidden) - y) ** 2).mean()
         if t:
             losses.append(loss.item())

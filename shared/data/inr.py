@@ -17,6 +17,8 @@ from itertools import pairwise
 
 import torch
 
+from shared.train.smoke import capped
+
 
 def init_inrs(n, widths, w0, generator):
     """Stacked weights [(n, d_m, d_{m-1})] and biases [(n, d_m)] for layer widths d_0 .. d_M, drawn from `generator`."""
@@ -50,7 +52,7 @@ def fit_inrs(coords, targets, hidden, n_hidden_layers=2, w0=30.0, steps=500, lr=
     coords, targets = coords.to(device=device, dtype=dtype), targets.to(device=device, dtype=dtype)
     m = len(widths) - 1
     opt = torch.optim.Adam(params, lr=lr)
-    for _ in range(steps):
+    for _ in capped(range(steps), steps, "fit_inrs"):
         opt.zero_grad(set_to_none=True)
         loss = ((inr_forward(params[:m], params[m:], coords, w0) - targets) ** 2).mean((1, 2)).sum()
         loss.backward()

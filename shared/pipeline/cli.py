@@ -6,6 +6,7 @@
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
     replicate drift [PAPER ...] [--cores 2] [--threads 1] [--set KEY=VALUE]   values on other kernels (.drift)
     replicate seeds [PAPER ...] [--seeds 1 2] [--cores 2]   values and statuses at other seeds (.seeds)
+    replicate smoke [PAPER ...] [--cores 2] [--steps 3] [--limit 90]   the full tier, every loop capped, and its cost (.smoke)
 """
 import argparse
 import json
@@ -138,9 +139,19 @@ def main(argv=None):
     seeds.add_argument("--seeds", type=int, nargs="+", default=[1, 2], metavar="K",
                        help="one rerun per K, every seed of the quick config raised by 1000 x K (default: 1 2)")
     seeds.add_argument("--cores", type=int, default=2)
+    smoke = sub.add_parser("smoke", help="run the full tier with every training loop capped to a few steps in a "
+                                         "scratch copy; write reports/<paper>/full/smoke.json")
+    smoke.add_argument("papers", nargs="*", metavar="PAPER", help="default: every paper")
+    smoke.add_argument("--cores", type=int, default=2)
+    smoke.add_argument("--steps", type=int, default=3, help="the cap on every training loop (at least 2)")
+    smoke.add_argument("--limit", type=float, default=90, help="seconds a paper's run may take; then it is stopped")
     args = parser.parse_args(argv)
     if args.command == "seeds":
         return rerun_seeds(args.papers, args.seeds, args.cores)
+    if args.command == "smoke":
+        from shared.pipeline import smoke as smoke_module
+
+        return smoke_module.main(args)
     if args.command == "drift":
         from shared.pipeline import drift as drift_module
 

@@ -794,6 +794,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         _update_readme(readme, _status_table(papers, reports_dir, readme.parent, replications_dir))
         _update_readme(readme, timing_table(reports_dir, sorted(papers)), TIMINGS_START, TIMINGS_END)
         _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
+        _update_readme(readme, smoke_table(reports_dir, sorted(papers)), SMOKE_START, SMOKE_END)
         _update_readme(readme, references(replications_dir), REFERENCES_START, REFERENCES_END)
     return papers
 
@@ -803,6 +804,7 @@ TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
 LOADED = 0.5  # mean outside load (cores) above which a paper's timings are marked as taken under load
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
 REFERENCES_START, REFERENCES_END = "<!-- references:start -->", "<!-- references:end -->"
+SMOKE_START, SMOKE_END = "<!-- smoke:start -->", "<!-- smoke:end -->"
 
 
 def references(replications_dir="replications"):
@@ -825,6 +827,25 @@ def drift_table(reports_dir, papers, tier="quick"):
                      "—" if s["max_rel_change"] is None else f"{s['max_rel_change']:.1e}",
                      ", ".join(f"`{c}`" for c in s["flipped"]) or "none"])
     return table(["Paper", "Values changed", "Median relative change", "Largest", "Claims whose status changed"], rows)
+
+
+def smoke_table(reports_dir, papers):
+    """Per paper, its full tier's smoke run (reports/<paper>/full/smoke.json, `replicate smoke`), generated."""
+    rows = []
+    for paper in papers:
+        path = Path(reports_dir) / paper / "full" / "smoke.json"
+        if not path.is_file():
+            rows.append([f"`{paper}`", "not run", "—", "—", "—", "—"])
+            continue
+        s = json.loads(path.read_text())
+        p = s["projected"]
+        bound = "" if p.get("complete") else " (jobs reached)"
+        data = ", ".join(f"{name}: {'real' if how == 'real' else 'stand-in'}" for name, how in s["data"].items())
+        rows.append([f"`{paper}`", f"{s['status']} ({s['measured_utc'][:10]}, {(s['git_commit'] or '?')[:7]})",
+                     f"{p['cpu_hours']:.3g}{bound}", f"{p['gpu_hours']:.2g}{bound}", f"{s['peak_rss_mb'] / 1024:.1f}",
+                     data or "generated in its jobs"])
+    return table(["Paper", "Full tier, capped (date, commit)", "Projected CPU-h (here)", "Projected GPU-h (H100)",
+                  "Peak memory (GiB)", "Data"], rows)
 
 
 def timing_table(reports_dir, papers, tier="quick"):

@@ -17,6 +17,7 @@ import torch
 from shared.nn.multiplicative import LOSSES
 from shared.train.muon import newton_schulz
 from shared.train.progress import Progress
+from shared.train.smoke import capped
 
 
 def _per_member(value, members, device):
@@ -85,7 +86,7 @@ def train_full_batch(model, a, b, labels, train_mask, *, steps, lr, weight_decay
     history = {"step": [], "train_acc": [], "test_acc": [], "train_loss": [], "test_loss": []}
     n_train, n_test = train_mask.sum(1).clamp(min=1), test_mask.sum(1).clamp(min=1)
     bar = Progress(steps + 1, label, enabled=progress)
-    for step in bar:
+    for step in capped(bar, steps + 1, "train_full_batch"):
         logits = model(a, b)
         per_example = loss_fn(logits, labels)
         train_loss = (per_example * train_mask).sum(1) / n_train

@@ -14,6 +14,8 @@ order the loop asks for them (the batch of a step before its augmentation), so a
 """
 import torch
 
+from shared.train.smoke import capped
+
 
 def fit(model, batches, *, steps, loss_fn, make_optimizer, lr_policy=None, augment=None, on_step=None, clip=None,
         progress=None):
@@ -34,7 +36,7 @@ def fit(model, batches, *, steps, loss_fn, make_optimizer, lr_policy=None, augme
     base_lrs = [group["lr"] for group in optimizer.param_groups]
     params = [p for group in optimizer.param_groups for p in group["params"]]
     batches = iter(batches)
-    for step in progress if progress is not None else range(steps):
+    for step in capped(progress if progress is not None else range(steps), steps, "fit"):
         if lr_policy is not None:
             for group, base in zip(optimizer.param_groups, base_lrs):
                 group["lr"] = lr_policy(base, step)

@@ -26,3 +26,10 @@ def linear_lr(base_lr, step, steps, warmup):
     if step < warmup:
         return base_lr * (step + 1) / warmup
     return base_lr * max(0.0, (steps - step) / max(1, steps - warmup))
+
+
+def warmup_cosine_lr(base_lr, step, steps, warmup, start_lr):
+    """Linear warm-up from start_lr to base_lr over `warmup` steps, then cosine from base_lr to 0 at `steps`."""
+    if step < warmup:
+        return start_lr + (base_lr - start_lr) * step / warmup
+    return cosine_lr(base_lr, step - warmup, steps - warmup)

@@ -24,6 +24,7 @@ from shared.data.sequence_tasks import sample, train_length
 from shared.io.runtime import generator
 from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
+from shared.train.smoke import capped
 from shared.train.stacked import Stack
 
 
@@ -78,7 +79,7 @@ def train_runs(models, runs, schedule, device, stacked=True, label=None):
     length_gen = generator(schedule.length_seed)
     history = {r.name: [] for r in runs}
     bar = Progress(schedule.steps, label or f"train {len(runs)} runs", enabled=schedule.progress)
-    for step in bar:
+    for step in capped(bar, schedule.steps, "train_sequences"):
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(base_lr, step, schedule.steps, schedule.min_lr_ratio)
         length = train_length(schedule.min_length, schedule.max_length, length_gen)

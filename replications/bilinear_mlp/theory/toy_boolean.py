@@ -21,6 +21,7 @@ from shared.io.runtime import generator, seed_everything
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.bilinear import Bilinear
 from shared.pipeline.run import start_run, write_metrics
+from shared.train.smoke import capped
 
 GATES = {
     "and": lambda a, b: a & b,
@@ -95,7 +96,7 @@ def train_boolean(gate, bias, n_inputs, n_hidden, p_on, steps, batch_size, lr, w
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)  # coupled L2, as the toy code
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps)
     losses = []
-    for _ in range(steps):
+    for _ in capped(range(steps), steps, "toy_boolean"):
         x = sample_inputs(gen, batch_size, n_inputs, p_on)
         loss = F.mse_loss(model(x.float()), gate_targets(x, gate))
         optimizer.zero_grad(set_to_none=True)

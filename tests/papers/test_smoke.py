@@ -1,0 +1,68 @@
+"""The full tiers' smoke runs (`replicate smoke`, shared/pipeline/smoke.py):
+  * every paper has a reports/<paper>/full/smoke.json that is fresh (its full config and the code it ran unchanged);
+    the smoke runs themselves are not part of the test run: `replicate smoke` makes them;
+  * the step cap is a no-op outside a smoke run and, inside one, runs `fit`'s first steps and its last, and
+    logs the loop;
+  * a stand-in has the registry's shapes, dtypes and label count and says that it is one.
+"""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from shared.data.prepare import read_prepared
+from shared.data.registry import REGISTRY
+from shared.pipeline import smoke
+from shared.pipeline.paper import discover_papers
+from shared.pipeline.scratch import ROOT
+from shared.train import smoke as cap
+from shared.train.loop import fit
+
+PAPERS = discover_papers(ROOT / "replications")
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_smoke_record_exists_and_is_fresh(paper):
+    reasons = smoke.check(paper)
+    assert not reasons, f"{paper}: reports/{paper}/full/smoke.json is stale or missing ({'; '.join(reasons)}); " \
+                        f"run `replicate smoke {paper}`"
+
+
+def _train(steps):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    x, y = torch.randn(8, 4), torch.randn(8, 2)
+    done = []
+    fit(model, iter(lambda: (x, y), None), steps=steps, loss_fn=lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(),
+        make_optimizer=lambda m: torch.optim.SGD(m.parameters(), lr=0.1), on_step=lambda step, loss: done.append(step))
+    return model, done
+
+
+def test_cap_is_a_no_op_outside_a_smoke_run(monkeypatch):
+    monkeypatch.delenv(cap.STEPS_VAR, raising=False)
+    steps = range(5)
+    assert cap.capped(steps, 5, "fit") is steps
+    assert _train(5)[1] == [0, 1, 2, 3, 4]
+
+
+def test_cap_stops_fit_and_logs_the_loop(monkeypatch, tmp_path):
+    log = tmp_path / "loops.jsonl"
+    monkeypatch.setenv(cap.STEPS_VAR, "3")
+    monkeypatch.setenv(cap.LOG_VAR, str(log))
+    model, done = _train(1000)
+    assert done == [0, 1, 999]  # the first steps and the last: a loop's ending runs too
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["loop"] == "fit" and record["steps_full"] == 1000 and record["steps_run"] == 3
+    assert record["flops_per_step"] > 0 and record["cpu_s_per_step"] >= 0 and record["peak_rss_mb"] > 0
+    jobs = smoke.per_job([record])
+    assert jobs[record["job"]]["flops_full"] == 1000 * record["flops_per_step"]
+
+
+def test_standin_has_the_registry_shapes_and_says_so(tmp_path):
+    path = tmp_path / "mnist.safetensors"
+    what = smoke.standin("mnist", path)
+    arrays, meta = read_prepared(path)
+    assert what.startswith("stand-in") and meta["stand_in"] and "sources" not in meta
+    assert arrays["x_train"].shape == (REGISTRY["mnist"].n_train, 28, 28) and arrays["x_train"].dtype == np.uint8
+    assert arrays["y_train"].dtype == np.int64 and len(np.unique(arrays["y_train"])) == REGISTRY["mnist"].n_classes
