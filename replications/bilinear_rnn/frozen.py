@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from shared.pipeline.run import start_run, write_metrics
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 
 def features(a0, a1, n0, n1):

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from shared.nn.interpolation import copy_state
 from shared.nn.permutation import apply_permutation, ste_matching
 from shared.pipeline.run import load_models, start_run, write_metrics
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 from .common import SPLITS, curves, lambdas, load_data, match, pair, ratio, summarise
 

@@ -10,7 +10,7 @@ from torch import nn
 
 from shared.nn.parametrization import factor_table, initialize
 from shared.nn.structured import Dense
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 
 class DeepLinear(nn.Module):

@@ -17,7 +17,7 @@ from itertools import pairwise
 
 import torch
 
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 
 def init_inrs(n, widths, w0, generator):

@@ -1,7 +1,7 @@
 """Does a paper's full tier run end to end, and what would it cost? `replicate smoke [PAPER ...]`.
 
 The full tier (profiles/full) runs in a scratch copy of the repository with every training loop capped to a few
-steps ($REPLICATE_SMOKE_STEPS, read by shared.train.smoke.capped): full model sizes, full data shapes. A dataset the
+steps ($REPLICATE_SMOKE_STEPS, read by shared.io.smoke.capped): full model sizes, full data shapes. A dataset the
 machine cannot fetch offline is replaced, in the scratch copy only, by a generated stand-in of the same shapes,
 dtypes and label count, written where the prepare_dataset rule would have put the real one; smoke.json names it.
 Nothing the run renders leaves the scratch copy: the only file written here is reports/<paper>/full/smoke.json,
@@ -34,7 +34,7 @@ from shared.pipeline.paper import discover_papers
 from shared.pipeline.provenance import CODE_ROOT, collect, file_hash
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
 from shared.pipeline.tiers import config_hash
-from shared.train.smoke import LOG_VAR, STEPS_VAR
+from shared.io.smoke import LOG_VAR, STEPS_VAR
 
 STEPS = 3  # the first step has its FLOPs counted, the others are timed
 GPU_FLOPS = 100e12  # effective bf16 FLOP/s assumed of one H100 (a third of its dense peak)
@@ -157,7 +157,7 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
 
 
 def read_loops(log):
-    """The capped loops' records (shared.train.smoke), one a loop."""
+    """The capped loops' records (shared.io.smoke), one a loop."""
     return [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
 
 

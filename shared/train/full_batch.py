@@ -17,7 +17,7 @@ import torch
 from shared.nn.multiplicative import LOSSES
 from shared.train.muon import newton_schulz
 from shared.train.progress import Progress
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 
 def _per_member(value, members, device):

@@ -14,7 +14,7 @@ order the loop asks for them (the batch of a step before its augmentation), so a
 """
 import torch
 
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 
 def fit(model, batches, *, steps, loss_fn, make_optimizer, lr_policy=None, augment=None, on_step=None, clip=None,

@@ -24,7 +24,7 @@ from shared.data.sequence_tasks import sample, train_length
 from shared.io.runtime import generator
 from shared.train.progress import Progress
 from shared.train.schedules import cosine_lr
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 from shared.train.stacked import Stack
 
 

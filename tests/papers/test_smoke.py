@@ -16,7 +16,7 @@ from shared.data.registry import REGISTRY
 from shared.pipeline import smoke
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.scratch import ROOT
-from shared.train import smoke as cap
+from shared.io import smoke as cap
 from shared.train.loop import fit
 
 PAPERS = discover_papers(ROOT / "replications")

@@ -21,7 +21,7 @@ from shared.io.runtime import generator, seed_everything
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.bilinear import Bilinear
 from shared.pipeline.run import start_run, write_metrics
-from shared.train.smoke import capped
+from shared.io.smoke import capped
 
 GATES = {
     "and": lambda a, b: a & b,
