@@ -49,7 +49,7 @@ from shared.pipeline.claims import (
     read_metrics_file,
     score,
 )
-from shared.pipeline.claims import ClaimsError, check_metrics_written  # the input checks, kept apart
+from shared.pipeline.claims import check_metrics_written  # the input checks, kept apart
 from shared.pipeline.config import ConfigError
 from shared.pipeline.tiers import TIERS
 
