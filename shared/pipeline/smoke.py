@@ -220,7 +220,7 @@ def ran_code(repo, paper, root):
         except ValueError:
             continue
     own = [*sorted((root / "replications" / paper).rglob("*.py")), *sorted((root / "replications" / paper).rglob(
-        "*.smk")), root / "shared" / "train" / "smoke.py"]
+        "*.smk")), root / "shared" / "io" / "smoke.py"]
     code.update({f.relative_to(root).as_posix(): file_hash(f) for f in own if "__pycache__" not in f.parts})
     return dict(sorted(code.items()))
 
