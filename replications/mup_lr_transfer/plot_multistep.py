@@ -10,7 +10,9 @@ for i, t in enumerate(steps):
     ax = axes[0, i]
     for j, n in enumerate(widths):
         curve = a["mean_loss"][i, j]
-        line = ax.plot(grid / eta_inf, curve, lw=1, label=f"n={int(n)}")
+        # GD diverges at the grid's top for t >= 5 (full tier, losses to 1e290 and inf): a log axis cannot span them,
+        # so losses above 1e6 are left undrawn
+        line = ax.plot(grid / eta_inf, np.where(curve < 1e6, curve, np.nan), lw=1, label=f"n={int(n)}")
         k = int(np.argmin(curve))
         ax.plot(grid[k] / eta_inf, curve[k], "o", color=line[0].get_color(), ms=4)
     ax.set_yscale("log")
