@@ -79,15 +79,23 @@ def changes(old, new):
 
 
 def seed_overrides(papers, by, root=ROOT, base=None):
-    """{paper: {quick: override}} raising every seed by `by`, for the papers and every paper they need; `base` is
-    the config the run is given otherwise ({paper: overrides}, a tiny config in the tests)."""
+    """{paper: {quick: override}} raising every seed of the papers named by `by` (not of the papers they read: those
+    keep the seeds, and so the run names, that a reader's config refers to); `base` is the config the run is given
+    otherwise ({paper: overrides}, a tiny config in the tests)."""
     from shared.pipeline.config import load_paper_config
 
     out = {}
-    for name in {p for paper in papers for p in needs(paper, root)}:
+    for name in papers:
         cfg = load_paper_config(Path(root) / "replications" / name, TIER, (base or {}).get(name))
         out[name] = {TIER: changes(cfg, reseeded(cfg, by))}
     return out
+
+
+def invocations(papers, root=ROOT):
+    """The papers in groups, one Snakemake run each: a paper that reads another's outputs runs alone, so that the
+    paper it reads keeps its seeds there (bilinear_autoencoder names a bilinear_mlp run by its seed)."""
+    alone = [p for p in papers if len(needs(p, root)) > 1]
+    return [group for group in ([p for p in papers if p not in alone], *([p] for p in alone)) if group]
 
 
 # ---------------------------------------------------------------- the reruns
@@ -114,24 +122,25 @@ def measure_seeds(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfile
     runs, code, failed, t0 = {p: {} for p in papers}, {p: {} for p in papers}, {}, time.time()
     for seed in seeds:
         by = seed * SHIFT
-        overrides = seed_overrides(papers, by, root, base)
-        with tempfile.TemporaryDirectory(prefix=f"seeds-{seed}-") as tmp:
-            repo = copy_repo(Path(tmp) / "repo", papers, root)
-            write_text(repo / "seeds.yaml", yaml.safe_dump(overrides, sort_keys=True))
-            started = time.time()
-            proc = snakemake(repo, "--cores", str(cores), "--keep-going", "--configfile",
-                             *(str(repo / f) for f in configfiles), str(repo / "seeds.yaml"), "--", *papers)
-            print(f"seed {seed} (seeds + {by}): {len(papers)} paper(s), {(time.time() - started) / 60:.1f} minutes, "
-                  f"exit {proc.returncode}", flush=True)
-            for paper in papers:
-                results = repo / "results" / paper / TIER
-                if not any((results / "metrics").glob("*.json")):
-                    failed[paper] = f"seed {seed}: no metrics\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-                    continue
-                runs[paper][str(seed)], recorded = _run_record(repo, paper, by, overrides[paper][TIER])
-                for path, digest in recorded.items():
-                    if code[paper].setdefault(path, digest) != digest:
-                        code[paper][path] = "mixed"
+        for group in invocations(papers, root):
+            overrides = seed_overrides(group, by, root, base)
+            with tempfile.TemporaryDirectory(prefix=f"seeds-{seed}-") as tmp:
+                repo = copy_repo(Path(tmp) / "repo", group, root)
+                write_text(repo / "seeds.yaml", yaml.safe_dump(overrides, sort_keys=True))
+                started = time.time()
+                proc = snakemake(repo, "--cores", str(cores), "--keep-going", "--configfile",
+                                 *(str(repo / f) for f in configfiles), str(repo / "seeds.yaml"), "--", *group)
+                print(f"seed {seed} (seeds + {by}): {', '.join(group)}, {(time.time() - started) / 60:.1f} minutes, "
+                      f"exit {proc.returncode}", flush=True)
+                for paper in group:
+                    results = repo / "results" / paper / TIER
+                    if not any((results / "metrics").glob("*.json")):
+                        failed[paper] = f"seed {seed}: no metrics\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+                        continue
+                    runs[paper][str(seed)], recorded = _run_record(repo, paper, by, overrides[paper][TIER])
+                    for path, digest in recorded.items():
+                        if code[paper].setdefault(path, digest) != digest:
+                            code[paper][path] = "mixed"
     written = {}
     for paper in papers:
         if paper in failed:

@@ -63,3 +63,13 @@ def test_tiny_rerun_at_another_seed_reaches_the_report(tmp_path):
     results = rerender(paper, "quick", repo / "reports", repo / "replications")
     assert {r.robustness for r in results if r.status in ("PASS", "FAIL")} <= {"robust", "fragile"}
     assert "| seeds +1000 |" in (repo / "reports" / paper / "quick" / "report.md").read_text()
+
+
+def test_a_paper_that_reads_another_runs_alone_and_the_paper_it_reads_keeps_its_seeds():
+    from shared.pipeline.paper import discover_papers
+    from shared.pipeline.scratch import ROOT
+    from shared.pipeline.seeds import invocations
+
+    groups = invocations(discover_papers(ROOT / "replications"))
+    assert ["bilinear_autoencoder"] in groups and "bilinear_mlp" in groups[0]  # it names a bilinear_mlp run by seed
+    assert set(seed_overrides(["bilinear_autoencoder"], 1000)) == {"bilinear_autoencoder"}
