@@ -107,7 +107,7 @@ def test_tiny_quick_tier_through_the_slurm_profile(slurm, tmp_path):
     # a failing job: the run stops with a non-zero exit, names the job and keeps its log; it does not hang
     script = repo / "replications" / PAPER / "analyze_eigen.py"
     script.write_text(script.read_text() + '\nraise SystemExit("deliberate failure (tests/test_slurm.py)")\n')
-    proc, seconds = run_profile(repo, timeout=load_scaled(300))
+    proc, seconds = run_profile(repo, "--quiet=host", timeout=load_scaled(300))  # with Snakemake's error block
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-5000:]
     assert "Error in rule bilinear_rnn_analyze" in out and "FAILED" in out, out[-5000:]

@@ -101,10 +101,14 @@ def planned_jobs(output):
         fields = dict(re.findall(r"^    (\w+): (.*)$", block, re.M))
         shell = re.search(r"^Shell command: (.*)$", block, re.M)
         jobs.append({"rule": re.search(r"^(?:local)?rule (\w+):", block, re.M)[1], "reason": fields.get("reason", ""),
-                     "input": set(filter(None, fields.get("input", "").split(", "))),
-                     "output": set(filter(None, fields.get("output", "").split(", "))),
+                     "input": _files(fields.get("input", "")), "output": _files(fields.get("output", "")),
                      "shell": shell[1] if shell else ""})
     return jobs
+
+
+def _files(listed):
+    """The paths of a job block's `input:` or `output:` line, without their flags ("report.md (update)")."""
+    return {f.split(" (", 1)[0] for f in listed.split(", ") if f}
 
 
 def downstream(jobs, start):

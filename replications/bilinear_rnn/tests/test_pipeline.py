@@ -43,10 +43,12 @@ def test_tiny_report_scores_every_claim(tiny):
     # claims scored only at the full tier are reported, not silently dropped
     for claim in ("R1-full-modadd50", "R8-full-fsm25", "R10-cp-large-fsm25"):
         assert by_id[claim]["status"] == "NOT RUN", by_id[claim]
-    # every claim that names a quick-tier expectation is scored: none is NOT RUN for lack of a metric
+    # every claim that names a quick-tier expectation is scored, unless the tiny config (not the committed one)
+    # leaves its metric out, which the render says (shared.pipeline.claims.check_metrics_written)
     for claim in CLAIMS:
         if "quick" in claim["tiers"]:
-            assert by_id[claim["id"]]["status"] in {"PASS", "FAIL"}, by_id[claim["id"]]
+            row = by_id[claim["id"]]
+            assert row["status"] in {"PASS", "FAIL"} or "config differs from the committed" in row["reason"], row
     figures = tiny / "reports" / "bilinear_rnn" / "quick" / "figures"
     assert {p.name for p in figures.glob("*.png")} == FIGURES
 
