@@ -29,12 +29,13 @@ from pathlib import Path
 import numpy as np
 
 from shared.io.files import write_json
+from shared.io.smoke import LOG_VAR, STEPS_VAR
 from shared.pipeline.job import machine
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.provenance import CODE_ROOT, collect, file_hash
 from shared.pipeline.scratch import ROOT, copy_repo, snakemake
+from shared.pipeline.staleness import code_changed
 from shared.pipeline.tiers import config_hash
-from shared.io.smoke import LOG_VAR, STEPS_VAR
 
 STEPS = 3  # the first step has its FLOPs counted, the others are timed
 GPU_FLOPS = 100e12  # effective bf16 FLOP/s assumed of one H100 (a third of its dense peak)
@@ -240,8 +241,7 @@ def check(paper, root=CODE_ROOT):
     reasons = [] if inputs(paper, {}, root)["config"] == recorded.get("config") else ["config changed"]
     if not recorded.get("code"):
         reasons.append("the code it ran was not recorded")
-    changed = [p for p, digest in (recorded.get("code") or {}).items() if file_hash(Path(root) / p) != digest]
-    return reasons + ([f"code changed: {', '.join(changed[:3])}"] if changed else [])
+    return reasons + code_changed(recorded.get("code") or {}, root)
 
 
 def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):

@@ -61,11 +61,16 @@ def check_report(report_dir, paper_dir, tier, root=CODE_ROOT):
     code = inputs.get("code") or {}
     if not code:
         reasons.append("the code that produced its metrics was not recorded")
+    return Staleness(rendered, reasons + code_changed(code, root))
+
+
+def code_changed(code, root=CODE_ROOT):
+    """["code changed: <files>"] naming the files of `code` ({path: hash}) whose hash differs now; [] if none does."""
     changed = [p for p, digest in code.items() if file_hash(Path(root) / p) != digest]
-    if changed:
-        more = f" and {len(changed) - SHOWN} more" if len(changed) > SHOWN else ""
-        reasons.append("code changed: " + ", ".join(changed[:SHOWN]) + more)
-    return Staleness(rendered, reasons)
+    if not changed:
+        return []
+    more = f" and {len(changed) - SHOWN} more" if len(changed) > SHOWN else ""
+    return ["code changed: " + ", ".join(changed[:SHOWN]) + more]
 
 
 def _config_reason(paper_dir, tier, recorded):
