@@ -5,7 +5,8 @@ extra seed, with every seed the paper's quick config sets (keys `seed`, `seeds` 
 mappings of ints) raised by 1000 x that seed, and records every metric of every run in
 reports/<paper>/quick/seeds.json, with the config hash and the hashes of the code the runs loaded. The report
 re-scores those metrics with the claims.yaml it renders, so a changed threshold needs no rerun; a changed config or
-code makes seeds.json stale, and a stale one is shown but not used.
+code makes seeds.json stale, and a stale one is shown but not used. A later call adds its seeds to those of an
+earlier one that ran the same config and code (`--seeds 2` after `--seeds 1` records both).
 
 A claim whose status differs between this run and another seed, or the drift run on other float kernels
 (reports/<paper>/quick/drift.json, shared.pipeline.drift), is fragile; one that every other run scores the same is
@@ -146,16 +147,27 @@ def measure_seeds(papers=(), seeds=DEFAULT_SEEDS, cores=2, root=ROOT, configfile
         if paper in failed:
             continue
         cfg = load_paper_config(root / "replications" / paper, TIER, base.get(paper))
+        inputs = {"config": config_hash(cfg), "code": dict(sorted(code[paper].items()))}
+        path = root / "reports" / paper / TIER / "seeds.json"
+        kept = _still_valid_runs(read(path), inputs, seeds)
         doc = {"measured_utc": datetime.fromtimestamp(t0, UTC).isoformat(timespec="seconds"), "tier": TIER,
-               "seed_shift": SHIFT, "seeds": list(seeds), "machine": machine(),
-               "inputs": {"config": config_hash(cfg), "code": dict(sorted(code[paper].items()))},
-               "against": _committed(root / "reports" / paper / TIER), "runs": runs[paper]}
+               "seed_shift": SHIFT, "seeds": sorted({*map(int, kept), *seeds}), "machine": machine(),
+               "inputs": inputs, "against": _committed(root / "reports" / paper / TIER),
+               "runs": dict(sorted((kept | runs[paper]).items(), key=lambda item: int(item[0])))}
         doc["claims"] = _claims_summary(root / "replications" / paper, root / "reports" / paper / TIER, doc)
-        write_json(root / "reports" / paper / TIER / "seeds.json", doc)
+        write_json(path, doc)
         written[paper] = doc
     if failed:
         raise SystemExit("replicate seeds: no seeds.json for " + "; ".join(f"{p} ({r})" for p, r in failed.items()))
     return written
+
+
+def _still_valid_runs(old, inputs, seeds):
+    """The runs of an earlier seeds.json at seeds not measured now, kept where they came from the same config and
+    code as this run (seeds.json then accumulates seeds: `--seeds 2` adds to an earlier `--seeds 1`); {} otherwise."""
+    if not old or old.get("seed_shift") != SHIFT or old.get("inputs") != inputs:
+        return {}
+    return {seed: run for seed, run in old.get("runs", {}).items() if int(seed) not in seeds}
 
 
 def _run_record(repo, paper, by, override):

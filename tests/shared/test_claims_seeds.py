@@ -4,7 +4,7 @@ import pytest
 
 from shared.pipeline.config import deep_merge, load_paper_config
 from shared.pipeline.scratch import ROOT
-from shared.pipeline.seeds import changes, reseeded, seed_overrides, stale_reasons
+from shared.pipeline.seeds import SHIFT, _still_valid_runs, changes, reseeded, seed_overrides, stale_reasons
 
 
 def test_every_seed_is_raised_and_nothing_else():
@@ -35,6 +35,15 @@ def test_seeds_json_is_stale_when_config_or_code_changed():
     assert stale_reasons(doc, {"config": "c2", "code": {"shared/a.py": "1"}}) == ["config changed"]
     assert stale_reasons(doc, {"config": "c1", "code": {"shared/a.py": "9", "replications/p/b.py": "mixed"}}) == [
         "code changed: replications/p/b.py, shared/a.py"]
+
+
+def test_a_later_call_keeps_earlier_seeds_only_from_the_same_config_and_code():
+    inputs = {"config": "c1", "code": {"shared/a.py": "1"}}
+    old = {"seed_shift": SHIFT, "inputs": inputs, "runs": {"1": {"metrics": {}}, "2": {"metrics": {}}}}
+    assert _still_valid_runs(old, inputs, [2]) == {"1": {"metrics": {}}}  # seed 2 is measured again
+    assert _still_valid_runs(old, {"config": "c1", "code": {"shared/a.py": "9"}}, [3]) == {}
+    assert _still_valid_runs(old | {"seed_shift": 7}, inputs, [3]) == {}
+    assert _still_valid_runs(None, inputs, [1]) == {}
 
 
 @pytest.mark.slow
