@@ -43,6 +43,13 @@ def circular_correlation(a, b):
     return float(abs((sa * sb).sum() / np.sqrt((sa**2).sum() * (sb**2).sum())))
 
 
+def angular_agreement(a, b):
+    """|mean of exp(i(a - b))|, or of exp(i(a + b)) if larger: 1 when a is b up to a rotation (and a reflection),
+    about 1/sqrt(len(a)) for independent angles. Unlike circular_correlation it needs no mean direction, which angles
+    spread evenly round the circle do not have (reported beside B6-circle-order's measure, not claimed)."""
+    return float(max(abs(np.exp(1j * (a - b)).mean()), abs(np.exp(1j * (a + b)).mean())))
+
+
 def recover_components(model, gram, corr, components, x, arrays, neighbours, signed):
     """Per planted circle or triangle, from the composite form of the latent that carries it most (labelling only):
     the cosines of the principal angles to its planted subspace and, for a circle, the angular order of its held-out
@@ -65,7 +72,9 @@ def recover_components(model, gram, corr, components, x, arrays, neighbours, sig
         phase = arrays["phase_test"][on, c]
         out |= {f"{name}_xy": xy, f"{name}_phase": phase, f"{name}_eigenvalues": values.numpy()}
         if kind == "circle":
-            metrics[f"{name}.angular_order"] = circular_correlation(np.arctan2(xy[:, 1], xy[:, 0]), phase)
+            angle = np.arctan2(xy[:, 1], xy[:, 0])
+            metrics[f"{name}.angular_order"] = circular_correlation(angle, phase)
+            metrics[f"{name}.angular_agreement"] = angular_agreement(angle, phase)
             orders.append(metrics[f"{name}.angular_order"])
     if cosines:
         metrics |= {"subspace_cos_mean": float(np.mean(cosines)), "subspace_cos_min": float(np.min(cosines)),
