@@ -1,4 +1,5 @@
-"""Bilinear autoencoders (Dooms & Gauderis 2025, "Finding Manifolds With Bilinear Autoencoders"; code tdooms/bae).
+"""Bilinear autoencoders (Dooms & Gauderis 2025, "Finding Manifolds With Bilinear Autoencoders"; code tdooms/bae,
+whose Aug-2025 commit a1c3e08 the losses here equal: its HEAD 28012c9 changed them, see the paper's deviations.md).
 
 A unit-norm input x is encoded by n quadratic latents and decoded in the lifted space X = x x^T:
 
@@ -151,12 +152,15 @@ def effective_dimension(G):
 
 
 @torch.no_grad()
-def composite_form(model, i, G, neighbours=10):
-    """(Q, members): Q = sym(sum_j G_ij l_j r_j^T) over the `neighbours` latents most aligned with i (i included)."""
+def composite_form(model, i, G, neighbours=10, signed=False):
+    """(Q, members): Q = sym(sum_j w_j l_j r_j^T) over the `neighbours` latents most aligned with i (largest |G_ij|,
+    i included and first). w_j = |G_ij|, as the released analysis weights them (figures/manifold.py, at a1c3e08 and
+    at 28012c9); signed=True takes w_j = G_ij, which flips the form of a latent anti-aligned with i in the bottleneck."""
     scores = G[i].abs().clone()
     scores[i] = float("inf")  # i leads even if another column duplicates it
     members = scores.topk(min(neighbours, len(scores))).indices
-    Q = (G[i, members, None, None] * model.quadratic_forms(members, dtype=G.dtype)).sum(0)
+    weights = G[i, members] if signed else G[i, members].abs()
+    Q = (weights[:, None, None] * model.quadratic_forms(members, dtype=G.dtype)).sum(0)
     return Q, members
 
 

@@ -167,8 +167,40 @@ def test_mixing_gram_and_composite_form():
     assert G[4, members].abs().min() >= G[4, [j for j in range(N) if j not in members.tolist()]].abs().max()
     torch.testing.assert_close(Q, Q.T, **TOL)
     assert torch.linalg.matrix_rank(Q) <= 2 * 3
-    expected = sum(G[4, j] * model.quadratic_forms([j])[0] for j in members.tolist())
+    expected = sum(G[4, j].abs() * model.quadratic_forms([j])[0] for j in members.tolist())
     torch.testing.assert_close(Q, expected, **TOL)
+    signed, same_members = composite_form(model, 4, G, neighbours=3, signed=True)
+    assert same_members.tolist() == members.tolist()
+    torch.testing.assert_close(signed, sum(G[4, j] * model.quadratic_forms([j])[0] for j in members.tolist()), **TOL)
+
+
+def test_composite_form_on_a_hand_built_case_under_both_conventions():
+    """d = 3, n = 3: f_0 = x_1^2, f_1 = x_2^2, f_2 = x_1 x_3; unit bottleneck columns (1, 0), (-0.6, 0.8), (0, 1)
+    (stored at norms 1, 2, 3: the Gram normalises them), so G_10 = -0.6, G_12 = 0.8. Latent 1's form over all three:
+    |G| (the released analysis): Q_1 + 0.8 Q_2 + 0.6 Q_0; signed: Q_1 + 0.8 Q_2 - 0.6 Q_0. Worked out by hand, the
+    (x_1, x_3) block [[+-0.6, 0.4], [0.4, 0]] has eigenvalues 0.8, -0.2 (|G|) and -0.8, 0.2 (signed), with the
+    second-largest |eigenvalue| along (2, 1)/sqrt5 and (2, -1)/sqrt5."""
+    model = BilinearAutoencoder(3, 3, "mixed", bottleneck=2).double().requires_grad_(False)
+    e = torch.eye(3, dtype=torch.float64)
+    model.left.copy_(torch.stack([e[0], e[1], e[0]]))
+    model.right.copy_(torch.stack([e[0], e[1], e[2]]))
+    model.down.copy_(torch.tensor([[1.0, -1.2, 0.0], [0.0, 1.6, 3.0]], dtype=torch.float64))
+    G = mixing_gram(model)
+    torch.testing.assert_close(G[1], torch.tensor([-0.6, 1.0, 0.8], dtype=torch.float64), **TOL)
+    for signed, corner, second in ((False, 0.6, 0.8), (True, -0.6, -0.8)):
+        Q, members = composite_form(model, 1, G, neighbours=3, signed=signed)
+        assert members.tolist() == [1, 2, 0]
+        by_hand = torch.tensor([[corner, 0, 0.4], [0, 1, 0], [0.4, 0, 0]], dtype=torch.float64)
+        torch.testing.assert_close(Q, by_hand, **TOL)
+        values, vectors = top_subspace(Q, k=2)
+        torch.testing.assert_close(values, torch.tensor([1.0, second], dtype=torch.float64), **TOL)
+        direction = torch.tensor([2.0, 0.0, -1.0 if signed else 1.0], dtype=torch.float64) / 5**0.5
+        torch.testing.assert_close(vectors[:, 1] * vectors[0, 1].sign(), direction, **TOL)  # up to its sign
+        # x^T Q x is the weighted sum of the members' latents: the composite latent the form reads
+        x = BilinearAutoencoder.normalize(torch.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]], dtype=torch.float64))
+        weights = torch.tensor([1.0, 0.8, corner], dtype=torch.float64)
+        torch.testing.assert_close(torch.einsum("bd,de,be->b", x, Q, x), model.latents(x)[:, [1, 2, 0]] @ weights,
+                                   **TOL)
 
 
 def test_top_subspace_recovers_planted_manifold():

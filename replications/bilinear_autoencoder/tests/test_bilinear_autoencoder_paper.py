@@ -391,6 +391,20 @@ def test_circular_correlation():
     assert 0.5 < noisy < 0.99
 
 
+def test_angular_agreement_needs_no_mean_direction():
+    """Rotations and reflections agree fully, independent angles hardly, and a noisy rotation of evenly spread angles
+    (whose mean directions are noise) stays near exp(-sigma^2 / 2) in every draw."""
+    rng = np.random.default_rng(0)
+    b = rng.uniform(0, 2 * np.pi, 800)
+    agree = analyze_manifold.angular_agreement
+    assert agree(b, b) == pytest.approx(1, abs=1e-12)
+    assert agree(np.mod(b + 1.3, 2 * np.pi), b) == pytest.approx(1, abs=1e-12)
+    assert agree(0.7 - b, b) == pytest.approx(1, abs=1e-12)  # reflection
+    assert agree(rng.uniform(0, 2 * np.pi, 800), b) < 0.1  # independent: about 1 / sqrt(800)
+    noisy = [(b + 1.3 + rng.normal(0, 0.15, 800), b) for _ in range(20)]
+    assert min(agree(a, t) for a, t in noisy) > 0.97  # exp(-0.15^2 / 2) = 0.989 in expectation
+
+
 def test_neighbour_purity_on_block_diagonal_and_shuffled_grams():
     rng = np.random.default_rng(0)
     groups, size = 10, 20
