@@ -1,5 +1,5 @@
 """Fixtures and grouping for every test folder: tests/ (the library and the conformance suite) and replications/<paper>/tests/."""
-from pathlib import Path
+import re
 
 import pytest
 import torch
@@ -7,34 +7,46 @@ import torch
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.scratch import ROOT, render_tiny
 
+# Every test runs on one intra-op thread: the suite's parallelism is its xdist workers, one a core, and an OpenMP
+# thread pool on a core another worker keeps busy waits out whole time slices on every small op (a 2,000-step
+# recurrence in tests/shared/test_recurrent.py: 26 s with two threads beside a busy core, 0.08 s with one).
+torch.set_num_threads(1)
+
 GROUPS = set(discover_papers(ROOT / "replications")) | {"from_template"}  # the conformance suite's template paper
+# Files whose tests share one fixture across every paper (full_tier_plans: three dry runs planning all papers at once)
+ONE_UNIT_FILES = {"tests/papers/test_full_tier_plans.py"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (its own hook of the same name)
-def pytest_collection_modifyitems(items):
-    """Under xdist (`-n 2 --dist loadgroup`, pyproject.toml) a paper's tests all run on one worker (those under
-    replications/<paper>/ and those parametrized by its name), so that its tiny render, a session fixture, runs
-    once; any other test runs with the rest of its file, so that a module fixture runs once. An explicit
-    xdist_group mark wins."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        parts = Path(item.path).relative_to(ROOT).parts
-        params = item.callspec.params.values() if hasattr(item, "callspec") else ()
-        named = [v for v in params if isinstance(v, str) and v in GROUPS]
-        group = parts[1] if parts[0] == "replications" and len(parts) > 2 else (named[0] if named else str(item.path))
-        item.add_marker(pytest.mark.xdist_group(group))
+def work_unit(nodeid):
+    """The tests that run on one xdist worker together (`-n 2 --dist loadgroup`, pyproject.toml), from a test's node
+    id: a paper's tests (those under replications/<paper>/ and those parametrized by its name), so that its tiny
+    render, a session fixture, runs once; any other test with the rest of its file, so that a module fixture runs
+    once."""
+    path, _, name = nodeid.partition("::")
+    parts = path.split("/")
+    if parts[0] == "replications" and len(parts) > 2:
+        return parts[1]
+    if path in ONE_UNIT_FILES:
+        return path
+    params = name.partition("[")[2].rstrip("]")
+    named = [token for token in re.split(r"[-/]", params) if token in GROUPS]
+    return named[0] if named else path
 
 
-@pytest.fixture(scope="module")
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and spinning OpenMP workers on a busy 2-core box cost
-    several-fold; every comparison in a module using this is between runs under the same setting.
-    Use it with `pytestmark = pytest.mark.usefixtures("one_thread")`."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups of work_unit. xdist's own loadgroup reads groups from node ids that its
+    worker suffixes with "@group", which pytest 9.2's structured node ids silently drop (pytest-xdist issue #1386:
+    every test then runs wherever, and each paper's tiny render ran on both workers); this scheduler groups from the
+    node id itself. Units go out largest first (xdist's loadscope order)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
 
 
 _TINY = {}

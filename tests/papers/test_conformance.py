@@ -6,9 +6,8 @@ dry runs against that copy make the other checks of that tier:
   * editing a figure script redraws that figure only; editing model.py retrains; editing a caption re-renders
     only the report; a config override reruns the work it changes (the second dry run, all four edits at once:
     each edit's effect is the jobs that read its file and those downstream of them);
-  * `replicate check-claims` exits 1 exactly when a claim FAILs;
-  * the full tier plans with each profile (default, full, slurm), nothing run: one dry run per profile for all
-    papers together.
+  * `replicate check-claims` exits 1 exactly when a claim FAILs.
+The full tier's plans are tests/papers/test_full_tier_plans.py.
 """
 import csv
 import json
@@ -21,8 +20,7 @@ import pytest
 
 from shared.pipeline.cli import new_paper
 from shared.pipeline.paper import discover_papers, local_imports
-from shared.pipeline.scratch import (ROOT, copy_repo, planned_rules, render_tiny, snakemake, tiny_config,
-                                     tiny_configfiles)
+from shared.pipeline.scratch import ROOT, copy_repo, render_tiny, snakemake, tiny_config, tiny_configfiles
 
 PAPERS = discover_papers(ROOT / "replications")
 _TEMPLATE_RUN = {}
@@ -200,40 +198,3 @@ def test_check_claims_exit_code(paper):
     proc = subprocess.run([sys.executable, "-m", "shared.pipeline.cli", "check-claims", "--tier", "quick", name],
                           cwd=repo, capture_output=True, text=True)
     assert proc.returncode == (1 if any(r["status"] == "FAIL" for r in rows) else 0), proc.stdout + proc.stderr
-
-
-PROFILES = {"default": ["--cores", "2", "--config", "tier=full"], "full": ["--profile", "profiles/full"],
-            # as README.md writes it, without --cores (Snakemake would cap every job's threads at it); on CPU nodes
-            # (accelerator=cpu) no job asks for a GPU
-            "slurm": ["--profile", "profiles/slurm"],
-            "slurm_cpu": ["--profile", "profiles/slurm", "--config", "accelerator=cpu"]}
-
-
-@pytest.fixture(scope="module")
-def full_tier_plans(tmp_path_factory):
-    """{profile: dry-run output} of the full tier of every paper and of one fresh from the template, planned together
-    in one copy: one parse per profile, not one per paper."""
-    root = copy_repo(tmp_path_factory.mktemp("full_tier"), PAPERS)
-    new_paper("from_template", root)
-    plans = {}
-    for profile, args in PROFILES.items():
-        proc = snakemake(root, "-n", *PAPERS, "from_template", *args)
-        plans[profile] = proc.stdout + proc.stderr
-        assert proc.returncode == 0, f"{profile}: {plans[profile][-3000:]}"
-    return plans
-
-
-@pytest.mark.xdist_group("full_tier_plans")  # its three dry runs cover every paper: one worker makes them once
-@pytest.mark.parametrize("profile", ["default", "full", "slurm"])
-@pytest.mark.parametrize("name", [*PAPERS, "from_template"])
-def test_full_tier_plans_with_each_profile(full_tier_plans, name, profile):
-    outs = [full_tier_plans[profile]]
-    if profile == "slurm":
-        # no job gets a partition, CPUs or GRES from the profile; on CPU nodes none asks for a GPU
-        outs.append(full_tier_plans["slurm_cpu"])
-        for out in outs:
-            assert not re.search(r"\b(slurm_partition|cpus_per_task|gres)\b", out), out[-3000:]  # not "progress"
-        assert "gpu=1" not in outs[-1]
-    for out in outs:
-        assert f"reports/{name}/full/report.md" in out
-        assert f"{name}_report" in planned_rules(out)

@@ -11,7 +11,6 @@ from shared.nn.bae import (
     top_subspace,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 TOL = dict(rtol=1e-10, atol=1e-10)
 D, N, B = 6, 10, 8

@@ -10,7 +10,6 @@ from torch import nn
 from shared.nn.bcos import BcosConv2d, BcosLinear, LogitLayer, add_inverse, explanation_mode, logit_bias
 from shared.nn.dynamic_linear import dynamic_linear_map
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def bcos_cnn(b, max_out=2, seed=0):

@@ -12,7 +12,6 @@ from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.nn.linear_operators import layer_operator, null_space, operator_matrix, svd_summary
 from shared.nn.transformer import Transformer
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def per_sample_jacobian(fn, x):

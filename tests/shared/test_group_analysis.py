@@ -15,7 +15,6 @@ from shared.nn.group_analysis import component_energy, cp_als, cp_rank, network_
 from shared.nn.multiplicative import GroupPairNet, centred_targets
 from shared.stats import crossing, linear_fit
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_energy_fractions_sum_to_one_and_find_a_planted_frequency():

@@ -1,10 +1,8 @@
 """shared.data.inr: seeded determinism, stacked fitting = one-by-one fitting, and the fit quality of sine INRs."""
-import pytest
 import torch
 
 from shared.data.inr import fit_inrs, from_arrays, init_inrs, inr_forward, sine_targets, to_arrays
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_same_seed_same_weights():

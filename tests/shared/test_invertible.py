@@ -23,7 +23,6 @@ from shared.nn.invertible import (
     perturbed,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 DT = torch.float64
 COND_DIM = 4

@@ -14,7 +14,6 @@ import torch
 from shared.nn.invertible import glow, perturbed
 from shared.nn.linearizer import InducedSpace, Linearizer
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 DT = torch.float64
 TOL = 1e-10  # induced-linear-algebra identities, relative

@@ -8,7 +8,6 @@ from shared.nn.multiplicative import GroupPairNet, centred_mse, centred_targets,
 from shared.train.full_batch import first_step_reaching, train_full_batch
 from shared.train.muon import newton_schulz
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 ACTIVATIONS = ["quadratic", "bilinear", "relu", "relu2", "silu"]
 

@@ -4,7 +4,6 @@ import torch
 
 from shared.train.muon import Muon, newton_schulz
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

@@ -8,7 +8,6 @@ import torch
 from shared.nn.parametrization import factor_table, init_std, initialize, lr_multiplier, param_groups
 from shared.nn.structured import BTT, Kronecker, Monarch, build, macs_of, matched_width, split
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 CASES = [("dense", {}), ("low_rank", {"rank": 3}), ("kronecker", {}), ("monarch", {"blocks": 4}),
          ("btt", {"rank": 1}), ("btt", {"rank": 2})]

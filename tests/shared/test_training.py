@@ -39,7 +39,6 @@ def _load_model_module():
 ImageClassifier = _load_model_module().ImageClassifier
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 the completeness of the layer (its span equals the space of all equivariant linear maps)."""
 from itertools import pairwise
 
-import pytest
 import torch
 
 from shared.nn.weight_space import (
@@ -18,7 +17,6 @@ from shared.nn.weight_space import (
 
 WIDTHS = (2, 5, 4, 3)  # d_0 .. d_M: M = 3, hidden widths 5 and 4
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def random_space(widths, batch=3, channels=2, gen=None):

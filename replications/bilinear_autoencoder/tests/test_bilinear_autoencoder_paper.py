@@ -30,7 +30,6 @@ from shared.nn.sae import TopKSAE
 from shared.pipeline.paper import load_papers
 from shared.pipeline.run import derive_seed
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py at the repository root
 
 F64 = torch.float64
 EXACT = dict(rtol=1e-10, atol=1e-12)

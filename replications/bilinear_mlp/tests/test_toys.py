@@ -15,7 +15,6 @@ TRUTH = {  # gate -> outputs on (a, b) = (0, 0), (0, 1), (1, 0), (1, 1)
 SETTINGS = dict(n_inputs=4, n_hidden=6, p_on=0.3, batch_size=512, lr=0.01, seed=0)
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def _hand_built(left, right, head, bias=False):

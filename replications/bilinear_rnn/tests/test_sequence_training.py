@@ -19,7 +19,6 @@ H, STEPS, TASK = 8, 30, "modadd3"
 CLOSE = dict(rtol=1e-5, atol=1e-5)
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def _spec(variant, seed, task=TASK):

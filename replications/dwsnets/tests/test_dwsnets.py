@@ -11,7 +11,6 @@ from replications.dwsnets.model import build
 from replications.dwsnets.train import fit
 from shared.data.inr import inr_forward
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 WIDTHS = [1, 6, 5, 1]
 MODELS = {"dws": {"channels": 3, "depth": 2, "head_hidden": 8}, "mlp": {"hidden": 8, "depth": 1},

@@ -22,7 +22,6 @@ from shared.pipeline.paper import Paper
 
 ROOT = Path(__file__).resolve().parents[3]
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # the root conftest.py
 
 F64 = torch.float64
 EXACT = 1e-12  # float64 identities through g and g^-1, relative
