@@ -113,6 +113,20 @@ def load_paper_config(paper_dir, tier, overrides=None):
     return cfg
 
 
+PAPER_SCALE = "paper_scale.yaml"
+
+
+def paper_scale_config(paper_dir):
+    """The full tier with the paper's declared paper-scale part applied (replications/<paper>/paper_scale.yaml, a
+    --configfile: the part of the full tier that runs here, and what it leaves out and why), or None where the paper
+    declares none. A full report rendered from exactly this config is that part, not an ad-hoc override."""
+    path = Path(paper_dir) / PAPER_SCALE
+    if not path.is_file():
+        return None
+    doc = _mapping(_read(path, Path(paper_dir).name), f"{Path(paper_dir).name}: {path}") or {}
+    return load_paper_config(paper_dir, "full", doc.get(Path(paper_dir).name))
+
+
 def overridden_tiers(overrides, tier):
     """The tiers other than `tier` that `overrides` (a paper's --config value) changes."""
     overrides = _yaml_scalars(overrides, "--config")

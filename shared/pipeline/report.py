@@ -50,8 +50,8 @@ from shared.pipeline.claims import (
     score,
 )
 from shared.pipeline.claims import check_metrics_written  # the input checks, kept apart
-from shared.pipeline.config import ConfigError
-from shared.pipeline.tiers import TIERS
+from shared.pipeline.config import PAPER_SCALE, ConfigError
+from shared.pipeline.tiers import TIERS, config_hash
 
 # new columns go at the end, so that a reader of an older claims.csv finds every column where it was
 CSV_COLUMNS = ["id", "kind", "tier", "status", "paper_value", "reproduced", "check", "expected", "reason",
@@ -135,6 +135,7 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
             skipped[claim["metric"]] = skipped_namespaces[namespace]
     config = _read_config(config_path) if config_path else None
     overrides = config_overrides(paper_dir, tier, config)
+    paper_scale = bool(overrides) and tier == "full" and is_paper_scale(paper_dir, config)
     skipped.update(check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml",
                                          overridden=bool(overrides)))
     results = score(claims_doc, metrics, skipped, tier)
@@ -159,6 +160,7 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
         cost = {"summary": summarize_costs(records), "jobs": [{k: r.get(k) for k in COST_COLUMNS} for r in records]}
     prov["cost"] = cost
     prov["extra"]["config_overrides"] = overrides
+    prov["extra"]["paper_scale"] = paper_scale
     _keep_metrics(metrics_paths, stage / "metrics")
     if config_path and Path(config_path).resolve() != (out_dir / "config.json").resolve():
         shutil.copyfile(config_path, stage / "config.json")
@@ -173,7 +175,8 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
     write_text(stage / "claims.html", claims_html(claims_doc["title"], tier, results, explanations))
     write_text(stage / "claims.rst", claims_rst(claims_doc["title"], tier, results, explanations))
     sections = [
-        with_override_banner(_summary(claims_doc, tier, results, paper_dir, runs), overrides, paper_dir, tier),
+        with_override_banner(_summary(claims_doc, tier, results, paper_dir, runs), overrides, paper_dir, tier,
+                             paper_scale),
         _claims_table(tier, results, runs),
         _seeds(seeds_doc, seeds_stale, results, runs),
         _drift(drift),
@@ -250,14 +253,28 @@ def _differences(committed, used, prefix=""):
             yield f"{prefix}{key}", a, b
 
 
-def with_override_banner(summary, overrides, paper_dir, tier):
+def is_paper_scale(paper_dir, config):
+    """Whether `config` is the full tier with the paper's declared paper_scale.yaml applied, and nothing else."""
+    from shared.pipeline.config import paper_scale_config
+
+    scale = paper_scale_config(paper_dir)
+    return scale is not None and config_hash(json.loads(json.dumps(scale))) == config_hash(config)
+
+
+def with_override_banner(summary, overrides, paper_dir, tier, paper_scale=False):
     """The report's header with, under its title, the list of every key this run changed, when it changed any."""
     if not overrides:
         return summary
     title, _, rest = summary.partition("\n\n")
-    lines = [f"> ⚠️ **Not the committed config.** This run changed {len(overrides)} key(s) of "
-             f"`{Path(paper_dir).as_posix()}/config.yaml` ({tier} tier) by --config, --configfile or a profile; its "
-             "numbers are not those of the committed settings:", ">"]
+    where = Path(paper_dir).as_posix()
+    if paper_scale:
+        lines = [f"> **The paper-scale part of the full tier** (`{where}/{PAPER_SCALE}`, committed): the full tier's "
+                 f"settings except the {len(overrides)} key(s) below, which that file changes; it says what they "
+                 "leave out and why. Claims that read only what was left out are NOT RUN.", ">"]
+    else:
+        lines = [f"> ⚠️ **Not the committed config.** This run changed {len(overrides)} key(s) of "
+                 f"`{where}/config.yaml` ({tier} tier) by --config, --configfile or a profile; its "
+                 "numbers are not those of the committed settings:", ">"]
     lines += [f"> - `{o['key']}`: {_compact(o['committed'])} → {_compact(o['used'])}" for o in overrides]
     return "\n\n".join([title, "\n".join(lines), rest])
 
@@ -265,11 +282,14 @@ def with_override_banner(summary, overrides, paper_dir, tier):
 def override_mark(report_dir):
     """For the index and README: a note on a report rendered from a config other than the committed one."""
     path = Path(report_dir) / "provenance.json"
-    overrides = json.loads(path.read_text()).get("extra", {}).get("config_overrides") if path.is_file() else None
+    extra = json.loads(path.read_text()).get("extra", {}) if path.is_file() else {}
+    overrides = extra.get("config_overrides")
     if not overrides:
         return ""
     keys = [o["key"] for o in overrides]
     shown = ", ".join(f"`{k}`" for k in keys[:SHOWN_KEYS]) + (f" and {len(keys) - SHOWN_KEYS} more" if len(keys) > SHOWN_KEYS else "")
+    if extra.get("paper_scale"):
+        return f"<br>the paper-scale part ({PAPER_SCALE}): {shown}"
     return f"<br>⚠️ **not the committed config**: {shown}"
 
 

@@ -74,12 +74,15 @@ def code_changed(code, root=CODE_ROOT):
 
 
 def _config_reason(paper_dir, tier, recorded):
-    from shared.pipeline.config import load_paper_config  # jsonschema: only when a report is checked
+    from shared.pipeline.config import load_paper_config, paper_scale_config  # jsonschema: only when a report is checked
 
     if recorded is None:
         return ["its config was not recorded"]
     try:
-        now = config_hash(load_paper_config(paper_dir, tier))
+        now = {config_hash(load_paper_config(paper_dir, tier))}
+        scale = paper_scale_config(paper_dir) if tier == "full" else None  # a declared paper-scale part is committed too
     except (OSError, ValueError) as err:  # an invalid config or claims.yaml cannot be compared
         return [f"config cannot be resolved now ({err})"]
-    return [] if now == recorded else ["config changed"]
+    if scale is not None:
+        now.add(config_hash(scale))
+    return [] if recorded in now else ["config changed"]
