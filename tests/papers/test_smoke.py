@@ -66,3 +66,9 @@ def test_standin_has_the_registry_shapes_and_says_so(tmp_path):
     assert what.startswith("stand-in") and meta["stand_in"] and "sources" not in meta
     assert arrays["x_train"].shape == (REGISTRY["mnist"].n_train, 28, 28) and arrays["x_train"].dtype == np.uint8
     assert arrays["y_train"].dtype == np.int64 and len(np.unique(arrays["y_train"])) == REGISTRY["mnist"].n_classes
+
+
+def test_a_papers_tests_are_not_code_the_smoke_ran():
+    assert smoke.is_test("replications/distmult/tests/test_distmult.py", "distmult")
+    assert not smoke.is_test("replications/distmult/train.py", "distmult")
+    assert not smoke.is_test("replications/distmult/tests/test_x.py", "dwsnets")
