@@ -1,4 +1,5 @@
 """Fixtures and grouping for every test folder: tests/ (the library and the conformance suite) and replications/<paper>/tests/."""
+import os
 import re
 
 import pytest
@@ -15,6 +16,11 @@ torch.set_num_threads(1)
 GROUPS = set(discover_papers(ROOT / "replications")) | {"from_template"}  # the conformance suite's template paper
 # Files whose tests share one fixture across every paper (full_tier_plans: three dry runs planning all papers at once)
 ONE_UNIT_FILES = {"tests/papers/test_full_tier_plans.py"}
+# Files of independent tests (no shared fixture): each test is a unit of its own, and they fill the end of the run
+SPREAD_FILES = {"tests/test_readme_commands.py"}
+# Units handed out first: the Slurm run mostly waits on Slurm, so it overlaps the CPU-bound units instead of ending
+# the run alone
+FIRST = ("tests/test_slurm.py",)
 
 
 def work_unit(nodeid):
@@ -28,6 +34,8 @@ def work_unit(nodeid):
         return parts[1]
     if path in ONE_UNIT_FILES:
         return path
+    if path in SPREAD_FILES:
+        return nodeid
     params = name.partition("[")[2].rstrip("]")
     named = [token for token in re.split(r"[-/]", params) if token in GROUPS]
     return named[0] if named else path
@@ -37,7 +45,7 @@ def pytest_xdist_make_scheduler(config, log):
     """`--dist loadgroup` with the groups of work_unit. xdist's own loadgroup reads groups from node ids that its
     worker suffixes with "@group", which pytest 9.2's structured node ids silently drop (pytest-xdist issue #1386:
     every test then runs wherever, and each paper's tiny render ran on both workers); this scheduler groups from the
-    node id itself. Units go out largest first (xdist's loadscope order)."""
+    node id itself, and hands the units out in the workers' collection order (pytest_collection_modifyitems)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -46,7 +54,22 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             return work_unit(nodeid)
 
+    config.option.loadscopereorder = False
     return ByWorkUnit(config, log)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """On an xdist worker (every worker sorts alike, so the collections agree): the FIRST units, then the other
+    units largest first (a paper's tiny render is most of its unit's time), each unit's tests together in their
+    collected order; the spread tests last. Without xdist the collected order stands."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    units = [work_unit(item.nodeid) for item in items]
+    size = {unit: units.count(unit) for unit in set(units)}
+    first = {unit: unit.startswith(FIRST) for unit in size}
+    order = {unit: (not first[unit], size[unit] == 1, -size[unit], unit) for unit in size}
+    items[:] = [item for _, _, item in sorted(zip((order[u] for u in units), range(len(items)), items))]
 
 
 _TINY = {}
