@@ -146,8 +146,7 @@ def matched_width(name, budget, widths, measure="params", form="block", d=None, 
         raise ValueError(f"measure {measure!r}: choose from {MEASURES}")
     fam, hp = _resolve(name, form, hyper)
     if fam.name in STRUCTURED and measure == "macs" and form == "block" and d is None:
-        options = {k: v for k, v in hp.items() if k != "activation"}
-        return structured.matched_width(name, budget, widths, expansion=expansion, **options)
+        return structured.matched_width(name, budget, widths, expansion=expansion, **_options(hp))
     return min(widths, key=lambda w: abs(math.log(count(name, *sizes(w, d, expansion), form, **hp)[measure]
                                                   / budget)))
 
@@ -192,13 +191,18 @@ def _register_bilinear(name, gate):
              hyper={"bias": False}, nonlinear=True, cite=GLU_CITES[gate])
 
 
+def _options(hyper):
+    """A structured family's hyperparameters less the block's activation: the options of structured.build."""
+    return {k: v for k, v in hyper.items() if k != "activation"}
+
+
 def _structured_layer(structure, d_in, d_out, options):
     """The structured layer with torch's nn.Linear default init applied to each factor: U(+-1/sqrt(fan_in)) with
     the factor's own fan-in (its blocks' fan-in for a Monarch or BTT core). structured.py leaves it uninitialised."""
     layer = structured.build(structure, d_in, d_out, **options)
     for _, param, fan_in, _ in layer.factors():
         bound = 1 / math.sqrt(fan_in)
-        nn.init.uniform_(param.data, -bound, bound)
+        nn.init.uniform_(param, -bound, bound)
     return layer
 
 
@@ -208,20 +212,17 @@ def _structured_params(structure, d_in, d_out, options):
 
 
 def _register_structured(structure, hyper):
-    def options(hp):
-        return {k: v for k, v in hp.items() if k != "activation"}
-
     register(structure,
-             layer=lambda d_in, d_out, **hp: _structured_layer(structure, d_in, d_out, options(hp)),
-             params=lambda d_in, d_out, **hp: _structured_params(structure, d_in, d_out, options(hp)),
-             macs=lambda d_in, d_out, **hp: structured.macs_of(structure, d_in, d_out, **options(hp)),
+             layer=lambda d_in, d_out, **hp: _structured_layer(structure, d_in, d_out, _options(hp)),
+             params=lambda d_in, d_out, **hp: _structured_params(structure, d_in, d_out, _options(hp)),
+             macs=lambda d_in, d_out, **hp: structured.macs_of(structure, d_in, d_out, **_options(hp)),
              block=lambda d, h, **hp: nn.Sequential(
-                 Activated(_structured_layer(structure, d, h, options(hp)), ACTIVATIONS[hp["activation"]]),
-                 _structured_layer(structure, h, d, options(hp))),
-             block_params=lambda d, h, **hp: (_structured_params(structure, d, h, options(hp))
-                                              + _structured_params(structure, h, d, options(hp))),
-             block_macs=lambda d, h, **hp: (structured.macs_of(structure, d, h, **options(hp))
-                                            + structured.macs_of(structure, h, d, **options(hp))),
+                 Activated(_structured_layer(structure, d, h, _options(hp)), ACTIVATIONS[hp["activation"]]),
+                 _structured_layer(structure, h, d, _options(hp))),
+             block_params=lambda d, h, **hp: (_structured_params(structure, d, h, _options(hp))
+                                              + _structured_params(structure, h, d, _options(hp))),
+             block_macs=lambda d, h, **hp: (structured.macs_of(structure, d, h, **_options(hp))
+                                            + structured.macs_of(structure, h, d, **_options(hp))),
              hyper={**hyper, "activation": "relu"}, cite="Qiu et al. 2024 (Compute Better Spent)")
 
 
