@@ -13,14 +13,18 @@ Multiply-adds count the products of the weight matmuls (what torch.utils.flop_co
 shared.nn.structured's `macs()` counts); elementwise work linear in the width (activations, gates, the bilinear
 product, B-cos norms and scales, biases) is left out. Parameters count every trainable number, biases included.
 
-Families (layer d_in -> d_out; block d -> h -> d)                   params = macs of the layer; of the block
-  dense        nn.Linear; block bilinear.ActivationMLP (the ReLU MLP)     d_in d_out;              2 d h
-  bilinear, reglu, geglu, swiglu: bilinear.Bilinear / BilinearMLP      2 d_in d_out;            3 d h
-  low_rank, kronecker, monarch, btt: shared.nn.structured; block: layer, activation, layer (counts: structured's
-               n_params and macs_of; e.g. BTT r m1 n0 (m0 + n1), see structured.py)
-  bcos         bcos.BcosLinear, MaxOut m units an output                  m d_in d_out;            2 m d h
-  quadratic    (W x)^2, multiplicative.py's x^2 unit (Tian 2025, Li2)     d_in d_out;              2 d h
-  with bias=True, params add d_out (bilinear: 2 d_out) and, for the block, h + d (bilinear: 2 h + d).
+Families and their defaults            params = macs: layer d_in -> d_out | block d -> h -> d
+  dense (bias=False, activation=relu)  d_in d_out            | 2 d h     nn.Linear | bilinear.ActivationMLP
+  bilinear, reglu, geglu, swiglu       2 d_in d_out          | 3 d h     bilinear.Bilinear | BilinearMLP
+    (bias=False)
+  quadratic (bias=False)               d_in d_out            | 2 d h     (W x)^2, multiplicative.py's x^2 unit
+  bcos (b=2, max_out=m=2)              m d_in d_out          | 2 m d h   bcos.BcosLinear | two of them
+  low_rank (rank=8), kronecker, monarch (blocks=4), btt (rank=1), each with activation=relu for the block: the
+    layers of shared.nn.structured, whose n_params and macs_of give the counts (e.g. BTT r m1 n0 (m0 + n1));
+    block: layer, activation, layer. Their factors start as nn.Linear's do, U(+-1/sqrt(fan_in)) per factor.
+  With bias=True, params add d_out (GLUs: 2 d_out) and, for the block, h + d (GLUs: 2 h + d).
+A width is matched to a budget over a grid (`width_for_budget`): the block's sizes are (d, w) with d fixed, or
+(w, expansion w) with d=None, as in structured.matched_width.
 
 Registering a later paper's layer (in its own module under shared/nn, no edit here):
 
@@ -119,14 +123,14 @@ def _resolve(name, form, hyper):
     return fam, {**fam.hyper, **hyper}
 
 
-def build(name, d_in, d_out, form="layer", **hyper):
+def make(name, d_in, d_out, form="layer", **hyper):
     """The module: form 'layer' maps d_in -> d_out; form 'block' maps d -> h -> d with (d, h) = (d_in, d_out)."""
     fam, hp = _resolve(name, form, hyper)
     return (fam.layer if form == "layer" else fam.block)(d_in, d_out, **hp)
 
 
 def count(name, d_in, d_out, form="layer", **hyper):
-    """{'params': ..., 'macs': ...} of build(name, d_in, d_out, form, **hyper), from the declared formulas."""
+    """{'params': ..., 'macs': ...} of make(name, d_in, d_out, form, **hyper), from the declared formulas."""
     fam, hp = _resolve(name, form, hyper)
     if form == "layer":
         return {"params": fam.params(d_in, d_out, **hp), "macs": fam.macs(d_in, d_out, **hp)}
@@ -139,7 +143,7 @@ def sizes(width, d=None, expansion=1):
     return (d, width) if d is not None else (width, expansion * width)
 
 
-def matched_width(name, budget, widths, measure="params", form="block", d=None, expansion=1, **hyper):
+def width_for_budget(name, budget, widths, measure="params", form="block", d=None, expansion=1, **hyper):
     """The width in `widths` whose count (`measure`: 'params' or 'macs', of sizes(width, d, expansion)) is closest
     in log to `budget`. A structured family's block matched on multiply-adds is structured.matched_width itself."""
     if measure not in MEASURES:

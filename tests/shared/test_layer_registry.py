@@ -39,7 +39,7 @@ def counted_macs(module, d_in, batch=3):
 def test_declared_counts_are_the_built_modules(case):
     name, form, hyper = case
     for d_in, d_out in SIZES:
-        module = registry.build(name, d_in, d_out, form, **hyper)
+        module = registry.make(name, d_in, d_out, form, **hyper)
         declared = registry.count(name, d_in, d_out, form, **hyper)
         assert declared["params"] == n_params(module), (d_in, d_out)
         assert declared["macs"] == counted_macs(module, d_in), (d_in, d_out)
@@ -49,7 +49,7 @@ def test_declared_counts_are_the_built_modules(case):
 def test_shapes_of_the_drop_in_and_the_block(case):
     name, form, hyper = case
     d_in, d_out = SIZES[0]
-    module = registry.build(name, d_in, d_out, form, **hyper)
+    module = registry.make(name, d_in, d_out, form, **hyper)
     x = torch.randn(2, 5, d_in, requires_grad=True)  # leading axes of a sequence model
     y = module(x)
     assert y.shape == (2, 5, d_out if form == "layer" else d_in)
@@ -84,12 +84,12 @@ WIDTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 
 @pytest.mark.parametrize("measure", registry.MEASURES)
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_matched_width_lands_within_one_step(name, measure):
+def test_width_for_budget_lands_within_one_step(name, measure):
     """The chosen width's neighbours in the grid bracket the budget (a dense ReLU block's count), both when the
     block's two sizes grow together (d = w, h = 4 w) and when the model width d is fixed and h varies."""
     for d, expansion in ((None, 4), (32, 1)):
         budget = registry.count("dense", *registry.sizes(128, d, expansion), "block")[measure]
-        w = registry.matched_width(name, budget, WIDTHS, measure, d=d, expansion=expansion)
+        w = registry.width_for_budget(name, budget, WIDTHS, measure, d=d, expansion=expansion)
         i = WIDTHS.index(w)
 
         def cost(j):
@@ -98,22 +98,22 @@ def test_matched_width_lands_within_one_step(name, measure):
         assert i == len(WIDTHS) - 1 or budget <= cost(i + 1), (d, w)
 
 
-def test_matched_width_of_the_budget_s_own_family_is_its_width():
+def test_width_for_budget_of_the_budget_s_own_family_is_its_width():
     for measure in registry.MEASURES:
         budget = registry.count("swiglu", 32, 96, "block")[measure]
-        assert registry.matched_width("swiglu", budget, WIDTHS + [96], measure, d=32) == 96
+        assert registry.width_for_budget("swiglu", budget, WIDTHS + [96], measure, d=32) == 96
     # equal parameters: a ReLU block 32 -> 96 -> 32 matches a GLU block of hidden width 2/3 of it (Shazeer)
     relu = registry.count("dense", 32, 96, "block")["params"]
-    assert registry.matched_width("swiglu", relu, [32, 64, 96], d=32) == 64
+    assert registry.width_for_budget("swiglu", relu, [32, 64, 96], d=32) == 64
 
 
 def test_bad_requests_name_the_family_and_the_key():
     with pytest.raises(ValueError, match="'nope'.*choose from"):
-        registry.build("nope", 4, 4)
+        registry.make("nope", 4, 4)
     with pytest.raises(ValueError, match="'btt'.*'blocks'"):
         registry.count("btt", 16, 16, blocks=4)
     with pytest.raises(ValueError, match="measure 'flops'"):
-        registry.matched_width("dense", 100, WIDTHS, "flops")
+        registry.width_for_budget("dense", 100, WIDTHS, "flops")
     with pytest.raises(ValueError, match="already registered"):
         registry.register("dense", layer=None, params=None, macs=None)
 
