@@ -98,7 +98,7 @@ def test_width_for_budget_lands_within_one_step(name, measure):
         assert i == len(WIDTHS) - 1 or budget <= cost(i + 1), (d, w)
 
 
-def test_width_for_budget_of_the_budget_s_own_family_is_its_width():
+def test_width_for_budget_recovers_a_known_width():
     for measure in registry.MEASURES:
         budget = registry.count("swiglu", 32, 96, "block")[measure]
         assert registry.width_for_budget("swiglu", budget, WIDTHS + [96], measure, d=32) == 96
