@@ -49,7 +49,7 @@ def remeasure(names=(), cores=2, accept_load=False, root=ROOT, extra_args=()):
         load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         busy0, cpu0, t0 = busy_cpu_seconds(), children_cpu_seconds(), time.time()
         targets = [f"results/benchmarks/{n}.json" for n in names]
-        proc = snakemake(repo, "--cores", str(cores), *extra_args, *targets)
+        proc = snakemake(repo, *run_args(cores, targets, extra_args))
         wall = time.time() - t0
         own = children_cpu_seconds() - cpu0
         other = other_load(busy0, busy_cpu_seconds(), own, wall)
@@ -73,8 +73,17 @@ def remeasure(names=(), cores=2, accept_load=False, root=ROOT, extra_args=()):
     return out, record
 
 
+SKIP_QUICK_SUITE = ("--config", "benchmark_quick_suite=false")
+
+
+def run_args(cores, targets, extra_args=()):
+    """Snakemake's arguments for the benchmark targets: the targets before `extra_args`, since --config takes every
+    word after it (targets after it were read as config entries and the run refused)."""
+    return ["--cores", str(cores), *targets, *extra_args]
+
+
 def main(args):
-    extra = ("--config", "benchmark_quick_suite=false") if args.skip_quick_suite else ()
+    extra = SKIP_QUICK_SUITE if args.skip_quick_suite else ()
     out, record = remeasure(args.names, args.cores, args.accept_load, extra_args=extra)
     print(json.dumps({"written": str(out), **record}, indent=1))
     return 0
