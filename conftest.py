@@ -1,6 +1,7 @@
 """Fixtures and grouping for every test folder: tests/ (the library and the conformance suite) and replications/<paper>/tests/."""
 import os
 import re
+from collections import Counter
 
 import pytest
 import torch
@@ -66,9 +67,8 @@ def pytest_collection_modifyitems(items):
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     units = [work_unit(item.nodeid) for item in items]
-    size = {unit: units.count(unit) for unit in set(units)}
-    first = {unit: unit.startswith(FIRST) for unit in size}
-    order = {unit: (not first[unit], size[unit] == 1, -size[unit], unit) for unit in size}
+    size = Counter(units)
+    order = {unit: (not unit.startswith(FIRST), n == 1, -n, unit) for unit, n in size.items()}
     items[:] = [item for _, _, item in sorted(zip((order[u] for u in units), range(len(items)), items))]
 
 

@@ -127,6 +127,12 @@ def paper_scale_config(paper_dir):
     return load_paper_config(paper_dir, "full", doc.get(Path(paper_dir).name))
 
 
+def committed_config_hashes(paper_dir, tier):
+    """The hashes of the configs committed for `tier`: config.yaml's, and at the full tier its paper-scale part."""
+    scale = paper_scale_config(paper_dir) if tier == "full" else None
+    return {config_hash(load_paper_config(paper_dir, tier))} | ({config_hash(scale)} if scale is not None else set())
+
+
 def overridden_tiers(overrides, tier):
     """The tiers other than `tier` that `overrides` (a paper's --config value) changes."""
     overrides = _yaml_scalars(overrides, "--config")

@@ -50,7 +50,7 @@ from shared.pipeline.claims import (
     score,
 )
 from shared.pipeline.claims import check_metrics_written  # the input checks, kept apart
-from shared.pipeline.config import PAPER_SCALE, ConfigError
+from shared.pipeline.config import PAPER_SCALE, ConfigError, committed_config_hashes
 from shared.pipeline.tiers import TIERS, config_hash
 
 # new columns go at the end, so that a reader of an older claims.csv finds every column where it was
@@ -135,7 +135,8 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
             skipped[claim["metric"]] = skipped_namespaces[namespace]
     config = _read_config(config_path) if config_path else None
     overrides = config_overrides(paper_dir, tier, config)
-    paper_scale = bool(overrides) and tier == "full" and is_paper_scale(paper_dir, config)
+    # a config that differs from config.yaml's tier and is still committed: the declared paper-scale part
+    paper_scale = bool(overrides) and config_hash(config) in committed_config_hashes(paper_dir, tier)
     skipped.update(check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml",
                                          overridden=bool(overrides)))
     results = score(claims_doc, metrics, skipped, tier)
@@ -251,14 +252,6 @@ def _differences(committed, used, prefix=""):
             yield from _differences(a, b, f"{prefix}{key}.")
         elif a != b:
             yield f"{prefix}{key}", a, b
-
-
-def is_paper_scale(paper_dir, config):
-    """Whether `config` is the full tier with the paper's declared paper_scale.yaml applied, and nothing else."""
-    from shared.pipeline.config import paper_scale_config
-
-    scale = paper_scale_config(paper_dir)
-    return scale is not None and config_hash(json.loads(json.dumps(scale))) == config_hash(config)
 
 
 def with_override_banner(summary, overrides, paper_dir, tier, paper_scale=False):

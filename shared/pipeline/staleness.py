@@ -74,15 +74,12 @@ def code_changed(code, root=CODE_ROOT):
 
 
 def _config_reason(paper_dir, tier, recorded):
-    from shared.pipeline.config import load_paper_config, paper_scale_config  # jsonschema: only when a report is checked
+    from shared.pipeline.config import committed_config_hashes  # jsonschema: only when a report is checked
 
     if recorded is None:
         return ["its config was not recorded"]
     try:
-        now = {config_hash(load_paper_config(paper_dir, tier))}
-        scale = paper_scale_config(paper_dir) if tier == "full" else None  # a declared paper-scale part is committed too
+        now = committed_config_hashes(paper_dir, tier)
     except (OSError, ValueError) as err:  # an invalid config or claims.yaml cannot be compared
         return [f"config cannot be resolved now ({err})"]
-    if scale is not None:
-        now.add(config_hash(scale))
     return [] if recorded in now else ["config changed"]

@@ -81,8 +81,8 @@ def test_a_report_job_that_fails_midway_leaves_the_report_whole(repo):
 def test_the_declared_paper_scale_part_is_a_committed_config_not_an_override():
     """A full report rendered from config.yaml's full tier with the paper's paper_scale.yaml applied is fresh and says
     it is that part; any other change of the full tier stays 'config changed' and 'not the committed config'."""
-    from shared.pipeline.config import load_paper_config, paper_scale_config
-    from shared.pipeline.report import config_overrides, is_paper_scale, with_override_banner
+    from shared.pipeline.config import committed_config_hashes, load_paper_config, paper_scale_config
+    from shared.pipeline.report import config_overrides, with_override_banner
     from shared.pipeline.scratch import ROOT
     from shared.pipeline.staleness import _config_reason
     from shared.pipeline.tiers import config_hash
@@ -94,7 +94,8 @@ def test_the_declared_paper_scale_part_is_a_committed_config_not_an_override():
     assert _config_reason(paper_dir, "full", config_hash(scale)) == []
     assert _config_reason(paper_dir, "full", config_hash(other)) == ["config changed"]
     assert _config_reason(paper_dir, "quick", config_hash(scale)) == ["config changed"]
-    assert is_paper_scale(paper_dir, scale) and not is_paper_scale(paper_dir, other)
+    committed = committed_config_hashes(paper_dir, "full")
+    assert config_hash(scale) in committed and config_hash(other) not in committed
     overrides = config_overrides(paper_dir, "full", scale)
     assert {o["key"] for o in overrides} == {"graphs.fb15k", "graphs.wn18", "seeds"}
     assert "paper-scale part" in with_override_banner("# T\n\nbody", overrides, paper_dir, "full", True)
