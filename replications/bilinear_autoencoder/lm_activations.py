@@ -7,35 +7,32 @@ import numpy as np
 import torch
 
 from shared.data import write_safetensors
+from shared.data.hub import causal_lm, web_text
+from shared.io.smoke import cap, capped
 from shared.pipeline.run import start_run
+
+BATCH = 32  # documents a forward pass
 
 
 def residual_stream(model_name, layer, tokens, context, skip_docs, device):
     """(tokens, d) float16 activations entering decoder layer `layer`, from the documents after `skip_docs`."""
-    try:
-        from datasets import load_dataset
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as error:
-        raise SystemExit(f"the full tier's language-model activations need `pip install -e .[lm]` ({error})")
-    tokenizer = AutoTokenizer.from_pretrained(model_name)
-    model = AutoModelForCausalLM.from_pretrained(model_name, torch_dtype=torch.bfloat16).to(device).eval()
+    model, tokenizer = causal_lm(model_name, torch.bfloat16, device)
     captured = []
     hook = model.model.layers[layer].register_forward_pre_hook(lambda module, args: captured.append(args[0]))
-    stream = load_dataset("HuggingFaceFW/fineweb-edu", "sample-10BT", split="train", streaming=True).skip(skip_docs)
-    out, kept, batch = [], 0, []
+    docs = iter(web_text("HuggingFaceFW/fineweb-edu", "sample-10BT", skip_docs))
+
+    def batch():
+        enc = tokenizer([next(docs)["text"] for _ in range(BATCH)], truncation=True, max_length=context,
+                        padding=True, return_tensors="pt").to(device)
+        captured.clear()
+        model(**enc)
+        return captured[0][enc["attention_mask"].bool()].float().cpu().half().numpy()  # drop padding, as the paper
+
+    least = -(-tokens // (BATCH * context))  # batches at least: one keeps at most BATCH * context tokens
     with torch.no_grad():
-        for doc in stream:
-            batch.append(doc["text"])
-            if len(batch) < 32:
-                continue
-            enc = tokenizer(batch, truncation=True, max_length=context, padding=True, return_tensors="pt").to(device)
-            captured.clear()
-            model(**enc)
-            acts = captured[0][enc["attention_mask"].bool()].float().cpu()  # drop padding, as the paper's mask
-            out.append(acts.half().numpy())
-            kept, batch = kept + len(acts), []
-            if kept >= tokens:
-                break
+        out = [batch() for _ in capped(range(least), least, "lm_activations")]
+        while cap() is None and sum(map(len, out)) < tokens:  # short documents keep fewer tokens: more batches
+            out.append(batch())
     hook.remove()
     return np.concatenate(out)[:tokens]
 

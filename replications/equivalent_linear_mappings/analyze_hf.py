@@ -6,9 +6,11 @@ import statistics
 import numpy as np
 import torch
 
+from shared.data.hub import causal_lm
+from shared.io.smoke import capped
 from shared.pipeline.run import start_run, write_metrics
 
-from .hf_model import QwenReadout, load
+from .hf_model import QwenReadout
 from .linear_map import analyse
 
 NOT_RUN = {
@@ -35,7 +37,7 @@ def embed_and_reference(model, tokenizer, text, device):
 def run_prompts(model, tokenizer, prompts, layers, device, with_float32=True):
     readout = QwenReadout(model)
     rows = []
-    for text in prompts:
+    for text in capped(prompts, len(prompts), "prompts", count_flops=False):  # smoke: first prompts and the last
         emb, reference = embed_and_reference(model, tokenizer, text, device)
         rows.append(analyse(readout, emb, reference, layers, with_float32=with_float32))
         print(f"{text!r}: {rows[-1][0]}", flush=True)
@@ -65,10 +67,10 @@ def main():
     run = start_run("metrics", "arrays")
     p = run.params  # {"model", "dtype", "layers", "prompts", "device"}
     dtype, device = getattr(torch, p["dtype"]), run.device
-    model, tokenizer = load(p["model"], dtype, device)
+    model, tokenizer = causal_lm(p["model"], dtype, device)
     metrics, arrays = combine(run_prompts(model, tokenizer, p["prompts"], p["layers"], device))
     del model
-    init, _ = load(p["model"], dtype, device, random_init=True, seed=run.seed(0, "init"))
+    init, _ = causal_lm(p["model"], dtype, device, random_init=True, seed=run.seed(0, "init"))
     init_rows = run_prompts(init, tokenizer, p["prompts"][:INIT_PROMPTS], p["layers"][-1:], device, with_float32=False)
     metrics["init_stable_rank_fraction"] = statistics.median(r[0]["stable_rank_fraction"] for r in init_rows)
     arrays["init_singular_values"] = np.median([r[1]["singular_values"] for r in init_rows], axis=0)

@@ -74,19 +74,3 @@ class QwenReadout(nn.Module):
             if i == upto:
                 break
         return self.norm(self.hf.model.norm, h)[:, -1]
-
-
-def load(name, dtype, device, random_init=False, seed=0):
-    """(model, tokenizer) from the Hugging Face hub (eager attention, eval mode); random_init: the same
-    architecture with freshly initialised weights (control C2)."""
-    try:
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    except ImportError as error:
-        raise SystemExit(f"the full tier needs `pip install -e .[lm]` ({error})")
-    tokenizer = AutoTokenizer.from_pretrained(name)
-    if random_init:
-        torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(name), attn_implementation="eager")
-    else:
-        model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="eager")
-    return model.to(device=device, dtype=dtype).eval().requires_grad_(False), tokenizer

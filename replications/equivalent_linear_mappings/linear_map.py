@@ -12,7 +12,7 @@ import statistics
 
 import torch
 
-from shared.nn.dynamic_linear import dynamic_linear_map
+from shared.nn.dynamic_linear import dynamic_linear_map, jacobian_rows
 from shared.nn.linear_operators import svd_summary
 from shared.stats import rel_err
 
@@ -27,8 +27,7 @@ def ordinary_jacobian(readout, emb):
     m = copy.deepcopy(readout).double().eval()
     z = emb.detach().double().requires_grad_(True)
     out = m(z)
-    rows = [torch.autograd.grad(out[:, k].sum(), z, retain_graph=True)[0] for k in range(out.shape[1])]
-    return torch.stack(rows, 1), out.detach()
+    return jacobian_rows(out, z), out.detach()
 
 
 def spectrum(weight):

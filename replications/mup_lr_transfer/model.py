@@ -64,16 +64,17 @@ def one_step_output(model, x, grads, eta):
 
 
 def gd_losses(model, x, y, eta, steps):
-    """[loss after t steps for t = 1..steps] of full-batch GD of size eta from the model's weights (left unchanged)."""
+    """[loss after t steps for t = 1..steps] of full-batch GD of size eta from the model's weights (left unchanged).
+    A smoke run's capped loop skips steps: their entries stay NaN, so the list keeps its length."""
     hidden = [layer.weight.detach().clone().requires_grad_(True) for layer in model.hidden]
-    mults, losses = model.lr_mults(), []
+    mults, losses = model.lr_mults(), [float("nan")] * steps
     for t in capped(range(steps), steps, "gd_losses", count_flops=False):
         loss = 0.5 * ((model(x, hidden) - y) ** 2).mean()
         if t:
-            losses.append(loss.item())
+            losses[t - 1] = loss.item()
         grads = torch.autograd.grad(loss, hidden)
         with torch.no_grad():
             hidden = [(w - eta * m * g).requires_grad_(True) for w, m, g in zip(hidden, mults, grads)]
     with torch.no_grad():
-        losses.append((0.5 * ((model(x, hidden) - y) ** 2).mean()).item())
+        losses[steps - 1] = (0.5 * ((model(x, hidden) - y) ** 2).mean()).item()
     return losses

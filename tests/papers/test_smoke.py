@@ -3,7 +3,8 @@
     the smoke runs themselves are not part of the test run: `replicate smoke` makes them;
   * the step cap is a no-op outside a smoke run and, inside one, runs `fit`'s first steps and its last, and
     logs the loop;
-  * a stand-in has the registry's shapes, dtypes and label count and says that it is one.
+  * a stand-in has the registry's shapes, dtypes and label count and says that it is one; the stand-ins a job makes
+    itself (shared.data.hub) and what it cuts (shared.data.images' test split) reach smoke.json.
 """
 import json
 
@@ -11,6 +12,8 @@ import numpy as np
 import pytest
 import torch
 
+from shared.data import hub
+from shared.data.images import SMOKE_TEST_EXAMPLES, smoke_test_split
 from shared.data.prepare import read_prepared
 from shared.data.registry import REGISTRY
 from shared.pipeline import smoke
@@ -72,3 +75,37 @@ def test_a_papers_tests_are_not_code_the_smoke_ran():
     assert smoke.is_test("replications/distmult/tests/test_distmult.py", "distmult")
     assert not smoke.is_test("replications/distmult/train.py", "distmult")
     assert not smoke.is_test("replications/distmult/tests/test_x.py", "dwsnets")
+
+
+def test_jobs_stand_ins_and_cuts_reach_the_record(monkeypatch, tmp_path):
+    log = tmp_path / "loops.jsonl"
+    monkeypatch.setenv(cap.STEPS_VAR, "3")
+    monkeypatch.setenv(cap.LOG_VAR, str(log))
+    hub.note_standin("Qwen/Qwen3-0.6B", "random weights")
+    n = SMOKE_TEST_EXAMPLES + 5
+    data = smoke_test_split({"x_test": torch.zeros(n, 3), "y_test": torch.zeros(n)}, "data/prepared/x.safetensors")
+    assert len(data["x_test"]) == len(data["y_test"]) == SMOKE_TEST_EXAMPLES
+    records = smoke.read_loops(log)
+    standins, notes = smoke.standins_and_notes(records)
+    assert standins == {"Qwen/Qwen3-0.6B": "stand-in: random weights"}
+    assert notes == [f"x.safetensors: the test split cut to its first {SMOKE_TEST_EXAMPLES:,} of {n:,} images"]
+    assert smoke.per_job(records) == {}  # they are not loops
+
+
+def test_hub_stand_ins_only_in_a_smoke_run(monkeypatch):
+    def offline(name, **kwargs):
+        raise OSError(f"{name} is not in the cache")
+
+    monkeypatch.delenv(cap.STEPS_VAR, raising=False)
+    with pytest.raises(OSError):  # an ordinary run gets the hub's error, never a stand-in
+        hub._cached(offline, "Qwen/Qwen3-0.6B")
+    monkeypatch.setenv(cap.STEPS_VAR, "3")
+    assert hub._cached(offline, "Qwen/Qwen3-0.6B") is None
+    text = next(iter(hub.web_text("HuggingFaceFW/fineweb-edu", "sample-10BT", 0)))["text"]
+    assert text and isinstance(text, str)
+
+
+def test_byte_tokenizer_pads_and_truncates_as_a_tokenizer():
+    enc = hub.ByteTokenizer(100)(["ab", "abcd"], truncation=True, max_length=3, padding=True)
+    assert enc.input_ids.tolist() == [[98, 99, 0], [98, 99, 100]]
+    assert enc["attention_mask"].tolist() == [[1, 1, 0], [1, 1, 1]]
