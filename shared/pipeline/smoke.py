@@ -133,16 +133,20 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
                                  "--keep-going", "--", paper], cwd=repo, stdout=f, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
         deadline, timed_out = time.monotonic() + limit_s, False
-        while True:  # wait4, not Popen.wait: it gives the rusage of the whole reaped tree
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if not timed_out and time.monotonic() > deadline:
-                timed_out, deadline = True, time.monotonic() + GRACE_S
-                proc.send_signal(signal.SIGINT)  # Snakemake may stop its jobs and reap them (their usage counts)
-            elif timed_out and time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-            time.sleep(0.5)
+        try:
+            while True:  # wait4, not Popen.wait: it gives the rusage of the whole reaped tree
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if not timed_out and time.monotonic() > deadline:
+                    timed_out, deadline = True, time.monotonic() + GRACE_S
+                    proc.send_signal(signal.SIGINT)  # Snakemake may stop its jobs and reap them (their usage counts)
+                elif timed_out and time.monotonic() > deadline:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                time.sleep(0.5)
+        except BaseException:  # the smoke itself stopped (Ctrl-C): its run in its own session must stop too
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         proc.returncode = os.waitstatus_to_exitcode(status)
     output = out.read_text()
     done = re.findall(r"(\d+) of (\d+) steps", output)
