@@ -17,8 +17,7 @@ from pathlib import Path
 
 from shared.io.files import read_json, write_json
 from shared.pipeline.job import busy_cpu_seconds, children_cpu_seconds, machine, other_load
-from shared.pipeline.paper import discover_papers
-from shared.pipeline.scratch import ROOT, copy_repo, snakemake
+from shared.pipeline.scratch import ROOT, copy_repo, copy_tracked, snakemake
 
 LOADED_CORES = 0.5  # more CPU than this used by others while measuring: the figures read slow
 
@@ -42,10 +41,10 @@ def remeasure(names=(), cores=2, accept_load=False, root=ROOT, extra_args=()):
         raise SystemExit(f"unknown benchmark(s) {unknown}; known: {sorted(stems)}")
     names = list(names) or sorted(stems)
     papers = sorted({p for n in names for p in ([stems[n]] if stems[n] else [s for s in stems.values() if s])})
-    if "platform" in names:  # it times the layout with every paper
-        papers = discover_papers(Path(root, "replications"))
     with tempfile.TemporaryDirectory(prefix="remeasure-") as tmp:
-        repo = copy_repo(Path(tmp) / "repo", papers, root)
+        # the platform benchmark times the layout with every paper and the test suite: the whole tracked tree
+        repo = copy_tracked(Path(tmp) / "repo", root) if "platform" in names else copy_repo(Path(tmp) / "repo",
+                                                                                               papers, root)
         load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         busy0, cpu0, t0 = busy_cpu_seconds(), children_cpu_seconds(), time.time()
         targets = [f"results/benchmarks/{n}.json" for n in names]

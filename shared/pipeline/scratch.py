@@ -49,6 +49,18 @@ def copy_repo(dest, papers, root=ROOT):
     return dest
 
 
+def copy_tracked(dest, root=ROOT):
+    """Copy every file git tracks (the working tree's version) to `dest`, as a fresh clone would hold them; return
+    `dest`. For what needs the whole repository, e.g. the test suite the platform benchmark times."""
+    dest, root = Path(dest), Path(root)
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        if (root / name).is_file():  # a tracked file deleted in the working tree is not copied
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, dest / name)
+    return dest
+
+
 def tiny_configfiles(paper, root=ROOT):
     """The tiny.yaml of the paper and of every paper it needs."""
     files = [Path(root) / "replications" / p / "tests" / "tiny.yaml" for p in needs(paper, root)]
