@@ -1,9 +1,12 @@
 """The Pareto figures: per task, each family's test metric (seed mean ± std) against a cost (block parameters,
 multiply-adds, or measured forward+backward time per example), with each family's Pareto front (its points no other
 of its points beats on both axes) drawn as a line and the front over all families dashed."""
+import matplotlib.pyplot as plt
 import numpy as np
 
 from shared.pipeline.plots import figure_args, save, subplots
+
+MARKERS = "os^Dv<>p*hX"
 
 XLABEL = {"params": "block parameters", "macs": "block multiply-adds per example",
           "fwdbwd_us": "forward+backward time per example (µs, measured)"}
@@ -27,13 +30,15 @@ def draw(cost):
         lower = bool(arrays[f"{task}__lower_is_better"])
         for i, name in enumerate(dict.fromkeys(fam)):
             idx = np.flatnonzero(fam == name)
-            colour = f"C{i % 10}"
-            ax.errorbar(x[idx], y[idx], yerr=err[idx], fmt="o", ms=3, color=colour, label=name)
+            colour = plt.get_cmap("tab20")(i % 20)
+            ax.errorbar(x[idx], y[idx], yerr=err[idx], fmt=MARKERS[i % len(MARKERS)], ms=3, color=colour, label=name)
             best = idx[front(x[idx], y[idx], lower)]
             ax.plot(x[best], y[best], "-", color=colour, lw=1)
         overall = front(x, y, lower)
         ax.plot(x[overall], y[overall], "k--", lw=0.8)
         ax.set_xscale("log")
+        if lower:  # an MSE or a loss: a family that failed to train would flatten the others on a linear axis
+            ax.set_yscale("log")
         ax.set_xlabel(XLABEL[cost])
         ax.set_ylabel(str(arrays[f"{task}__metric"]))
         ax.set_title(task, fontsize=9)

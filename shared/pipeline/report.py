@@ -809,6 +809,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
         _update_readme(readme, smoke_table(reports_dir, sorted(papers)), SMOKE_START, SMOKE_END)
         _update_readme(readme, references(replications_dir), REFERENCES_START, REFERENCES_END)
+        _update_readme(readme, leaderboard_table(reports_dir, readme.parent), LEADERBOARD_START, LEADERBOARD_END)
     return papers
 
 
@@ -818,6 +819,23 @@ LOADED = 0.5  # mean outside load (cores) above which a paper's timings are mark
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
 REFERENCES_START, REFERENCES_END = "<!-- references:start -->", "<!-- references:end -->"
 SMOKE_START, SMOKE_END = "<!-- smoke:start -->", "<!-- smoke:end -->"
+LEADERBOARD_START, LEADERBOARD_END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
+LEADERBOARD = ("layer_benchmark", "quick", "benchmark")  # the paper, tier and metrics namespace it is read from
+
+
+def leaderboard_table(reports_dir, base="."):
+    """The README's layer leaderboard, generated: the table layer_benchmark's analysis kept in its rendered metrics
+    (info.leaderboard: columns, rows, note) and its leaderboard figure, linked relative to `base`."""
+    paper, tier, ns = LEADERBOARD
+    folder = Path(reports_dir) / paper / tier
+    path = folder / "metrics" / f"{ns}.json"
+    if not path.is_file():
+        return f"_No leaderboard yet: run `snakemake --cores 2 {paper}`._"
+    board = json.loads(path.read_text())["info"]["leaderboard"]
+    rel = lambda p: Path(os.path.relpath(p, base)).as_posix()  # noqa: E731
+    return (f"{board['note']} From [{paper}]({rel(folder / 'report.md')}) ({tier} tier).\n\n"
+            + table(board["columns"], [[cell(v) for v in row] for row in board["rows"]])
+            + f"\n\n![Each layer family against dense ReLU at equal parameters]({rel(folder / 'figures' / f'leaderboard--{ns}.png')})")
 
 
 def references(replications_dir="replications"):
