@@ -67,7 +67,9 @@ def comparisons(rows, roles):
 
 
 def leaderboard(rows, kinds, names, seeds):
-    """The README's table: family x task at matched parameters, seed mean ± std (accuracy in %)."""
+    """The README's table: family x task at matched parameters, seed mean ± std (accuracy in %). A family whose
+    block could not meet the budget within the width grid (its count off by more than the grid's 1.5x step) is
+    marked with its count over the budget."""
     tasks = list(rows)
     columns = ["Family", *[f"{t} ({METRIC[kinds[t]]}{', %' if kinds[t] == 'image' else ''})" for t in tasks]]
     body = []
@@ -76,11 +78,16 @@ def leaderboard(rows, kinds, names, seeds):
         for t in tasks:
             r = rows[t].get((family, "params"))
             scale = 100 if kinds[t] == "image" else 1
-            cells.append("—" if r is None else f"{scale * r['mean']:.{1 if scale == 100 else 3}f} ± "
-                                               f"{scale * r['std']:.{1 if scale == 100 else 3}f}")
+            if r is None:
+                cells.append("—")
+                continue
+            digits, ratio = 1 if scale == 100 else 3, r["params"] / rows[t][REFERENCE, "params"]["params"]
+            off = "" if 1 / 1.5 <= ratio <= 1.5 else f" (×{ratio:.2g} params)"
+            cells.append(f"{scale * r['mean']:.{digits}f} ± {scale * r['std']:.{digits}f}{off}")
         body.append(cells)
     note = (f"Test metric per task at equal block parameters, mean ± std over seeds {seeds} (each family's lr chosen "
-            "on validation data from the same sweep).")
+            "on validation data from the same sweep); '(×r params)': the family's block could not meet the budget "
+            "within the width grid.")
     return {"columns": columns, "rows": body, "note": note}
 
 

@@ -8,8 +8,8 @@ from shared.pipeline.plots import figure_args, save, subplots
 
 MARKERS = "os^Dv<>p*hX"
 
-XLABEL = {"params": "block parameters", "macs": "block multiply-adds per example",
-          "fwdbwd_us": "forward+backward time per example (µs, measured)"}
+XLABEL = {"params": "block parameters", "macs": "block multiply-adds / example",
+          "fwdbwd_us": "fwd+bwd µs / example (measured)"}
 
 
 def front(x, y, lower_is_better):
@@ -23,7 +23,7 @@ def front(x, y, lower_is_better):
 def draw(cost):
     args, arrays = figure_args()
     tasks = sorted({k.split("__")[0] for k in arrays})
-    fig, axes = subplots(1, len(tasks), size=3.4)
+    fig, axes = subplots(1, len(tasks), size=3.8)
     for ax, task in zip(axes[0], tasks):
         fam, x = arrays[f"{task}__family"], arrays[f"{task}__{cost}"]
         y, err = arrays[f"{task}__mean"], arrays[f"{task}__std"]

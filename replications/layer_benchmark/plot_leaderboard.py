@@ -6,7 +6,7 @@ from shared.pipeline.plots import figure_args, save, subplots
 
 args, arrays = figure_args()
 tasks = sorted({k.split("__")[0] for k in arrays})
-fig, axes = subplots(1, len(tasks), size=2.6, sharey=True)
+fig, axes = subplots(1, len(tasks), size=3.4, sharey=True)
 for ax, task in zip(axes[0], tasks):
     fam, budget, mean, err = (arrays[f"{task}__{k}"] for k in ("family", "budget", "mean", "std"))
     at = budget == "params"
