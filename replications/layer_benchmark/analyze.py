@@ -71,7 +71,7 @@ def leaderboard(rows, kinds, names, seeds):
     block could not meet the budget within the width grid (its count off by more than the grid's 1.5x step) is
     marked with its count over the budget."""
     tasks = list(rows)
-    columns = ["Family", *[f"{t} ({METRIC[kinds[t]]}{', %' if kinds[t] == 'image' else ''})" for t in tasks]]
+    columns = ["Family", *[f"{t}: {METRIC[kinds[t]]}{' (%)' if kinds[t] == 'image' else ''}" for t in tasks]]
     body = []
     for family in names:
         cells = [f"`{family}`"]
@@ -89,6 +89,15 @@ def leaderboard(rows, kinds, names, seeds):
             "on validation data from the same sweep); '(×r params)': the family's block could not meet the budget "
             "within the width grid.")
     return {"columns": columns, "rows": body, "note": note}
+
+
+def training_meta(results):
+    """One training record for the report from the tasks' jobs: their runs, summed wall time, merged code hashes,
+    and the first job's provenance (the jobs share the commit and config)."""
+    first = next(iter(results.values()))
+    return {**first, "experiment": "benchmark", "runs": [run for r in results.values() for run in r["runs"]],
+            "wall_seconds": sum(r["wall_seconds"] for r in results.values()),
+            "code": {k: v for r in results.values() for k, v in r.get("code", {}).items()}}
 
 
 def main():
@@ -120,12 +129,15 @@ def main():
                                                 for t in rows.values())
     metrics["families_benchmarked"] = min(len({f for f, _ in t}) for t in rows.values())
     board = leaderboard(rows, kinds, names, p["seeds"])
+    timing = {t: {k: r["timing"][k] for k in ("other_load", "wall_s", "threads", "batch", "repeats")}
+              for t, r in results.items()}
     info = {"tasks": list(rows), "families": names, "seeds": p["seeds"], "excluded": p["exclude"],
-            "leaderboard": board, "timing": {t: r["timing"] for t, r in results.items()},
+            "leaderboard": board, "timing": timing, "machine": next(iter(results.values()))["timing"]["machine"],
             "lr": {t: {f"{f}/{b}": r["lr"] for (f, b), r in tr.items()} for t, tr in rows.items()},
             "lr_sweep": {t: {f"{u['family']}/w{u['width']}": u["lr_sweep"] for u in r["units"]}
                          for t, r in results.items()}}
-    write_metrics(run.args.metrics, metrics, info=info, arrays=arrays, arrays_path=run.args.arrays)
+    write_metrics(run.args.metrics, metrics, training_meta(results), info=info, arrays=arrays,
+                  arrays_path=run.args.arrays)
     print(board)
 
 

@@ -17,6 +17,8 @@ for ax, task in zip(axes[0], tasks):
     ax.barh(np.arange(len(names)), gain, xerr=scale * errors, color=["C3" if g < 0 else "C2" for g in gain])
     ax.axvline(0, color="k", lw=0.8)
     ax.set_yticks(np.arange(len(names)), names, fontsize=7)
+    if ax is axes[0, 0]:
+        ax.set_ylabel("layer family")
     ax.set_xlabel("acc. − dense (points)" if scale == 100 else "dense − family")
     ax.set_title(task, fontsize=9)
 save(fig, args.out)
