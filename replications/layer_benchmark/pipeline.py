@@ -16,7 +16,15 @@ RESOURCES = {
     "data": Resources(gpu=False, threads=1, mem_mb=2000, runtime=10),
     "analyze": Resources(gpu=False, threads=1, mem_mb=4000, runtime=30),
 }
-DIGITS = {"d": 64, "classes": 10, "images": 1797}  # prepare_digits's 8x8 digits (not a registry dataset)
+DIGITS = {"d": 64, "classes": 10}  # prepare_digits's 8x8 digits (not a registry dataset)
+
+
+def image_shape(dataset):
+    """{d, classes} of an image task's dataset."""
+    if dataset == "digits":
+        return DIGITS
+    facts = image_facts(dataset)
+    return {"d": facts["d_input"], "classes": facts["n_classes"]}
 
 
 def check(cfg):
@@ -35,8 +43,7 @@ def check(cfg):
                               f"(allowed: {sorted(family(name).hyper)})")
     for task, t in cfg["tasks"].items():
         if t["kind"] == "image":
-            facts = DIGITS if t["dataset"] == "digits" else image_facts(t["dataset"])
-            for key, wanted in (("d", facts.get("d_input", DIGITS["d"])), ("classes", facts.get("n_classes", 10))):
+            for key, wanted in image_shape(t["dataset"]).items():
                 if t[key] != wanted:
                     raise ConfigError(f"'tasks.{task}.{key}': {t[key]} does not match dataset {t['dataset']!r} "
                                       f"(allowed: {wanted})")
