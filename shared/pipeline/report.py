@@ -835,10 +835,11 @@ def leaderboard_table(reports_dir, base="."):
     if not path.is_file():
         return f"_No leaderboard yet: run `snakemake --cores 2 {paper}`._"
     board = json.loads(path.read_text())["info"]["leaderboard"]
-    rel = lambda p: Path(os.path.relpath(p, base)).as_posix()  # noqa: E731
-    return (f"{board['note']} From [{paper}]({rel(folder / 'report.md')}) ({tier} tier).\n\n"
+    report, figure = (Path(os.path.relpath(p, base)).as_posix()
+                      for p in (folder / "report.md", folder / "figures" / f"leaderboard--{ns}.png"))
+    return (f"{board['note']} From [{paper}]({report}) ({tier} tier).\n\n"
             + table(board["columns"], [[cell(v) for v in row] for row in board["rows"]])
-            + f"\n\n![Each layer family against dense ReLU at equal parameters]({rel(folder / 'figures' / f'leaderboard--{ns}.png')})")
+            + f"\n\n![Each layer family against dense ReLU at equal parameters]({figure})")
 
 
 def references(replications_dir="replications"):
