@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from shared.io.files import write_json, write_text
+from shared.io.smoke import cap as smoke_cap
 from shared.pipeline import provenance, seeds, staleness
 from shared.pipeline.job import busy_wall_seconds, read_costs, summarize_costs
 from shared.pipeline.claims import (
@@ -139,7 +140,9 @@ def _render(paper, tier, paper_dir, metrics_paths, figure_paths, out_dir, stage,
     paper_scale = bool(overrides) and config_hash(config) in committed_config_hashes(paper_dir, tier)
     skipped.update(check_metrics_written(claims_doc, tier, metrics, skipped, metrics_paths, f"{paper_dir}/claims.yaml",
                                          overridden=bool(overrides)))
-    results = score(claims_doc, metrics, skipped, tier)
+    # a smoke run trains a few steps, so its controls pass like its results: each such claim FAILs there instead of
+    # stopping the render (the full tier's report must still be reached)
+    results = score(claims_doc, metrics, skipped, tier, refuse_passing_controls=smoke_cap() is None)
     infos = {Path(p).name: read_metrics_file(p)["info"] for p in metrics_paths}
     prov = provenance.collect(
         config, seeds=_gather(infos, config, ("seeds", "seed")), device=devices_that_ran(infos, config),
@@ -809,6 +812,7 @@ def index(reports_dir="reports", out=None, replications_dir="replications"):
         _update_readme(readme, drift_table(reports_dir, sorted(papers)), DRIFT_START, DRIFT_END)
         _update_readme(readme, smoke_table(reports_dir, sorted(papers)), SMOKE_START, SMOKE_END)
         _update_readme(readme, references(replications_dir), REFERENCES_START, REFERENCES_END)
+        _update_readme(readme, leaderboard_table(reports_dir, readme.parent), LEADERBOARD_START, LEADERBOARD_END)
     return papers
 
 
@@ -818,6 +822,24 @@ LOADED = 0.5  # mean outside load (cores) above which a paper's timings are mark
 DRIFT_START, DRIFT_END = "<!-- drift:start -->", "<!-- drift:end -->"
 REFERENCES_START, REFERENCES_END = "<!-- references:start -->", "<!-- references:end -->"
 SMOKE_START, SMOKE_END = "<!-- smoke:start -->", "<!-- smoke:end -->"
+LEADERBOARD_START, LEADERBOARD_END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
+LEADERBOARD = ("layer_benchmark", "quick", "benchmark")  # the paper, tier and metrics namespace it is read from
+
+
+def leaderboard_table(reports_dir, base="."):
+    """The README's layer leaderboard, generated: the table layer_benchmark's analysis kept in its rendered metrics
+    (info.leaderboard: columns, rows, note) and its leaderboard figure, linked relative to `base`."""
+    paper, tier, ns = LEADERBOARD
+    folder = Path(reports_dir) / paper / tier
+    path = folder / "metrics" / f"{ns}.json"
+    if not path.is_file():
+        return f"_No leaderboard yet: run `snakemake --cores 2 {paper}`._"
+    board = json.loads(path.read_text())["info"]["leaderboard"]
+    report, figure = (Path(os.path.relpath(p, base)).as_posix()
+                      for p in (folder / "report.md", folder / "figures" / f"leaderboard--{ns}.png"))
+    return (f"{board['note']} From [{paper}]({report}) ({tier} tier).\n\n"
+            + table(board["columns"], [[cell(v) for v in row] for row in board["rows"]])
+            + f"\n\n![Each layer family against dense ReLU at equal parameters]({figure})")
 
 
 def references(replications_dir="replications"):

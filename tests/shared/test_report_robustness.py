@@ -103,6 +103,12 @@ def test_a_control_that_passes_its_findings_own_check_is_an_error_naming_paper_c
                                   "toy: claim 'with-control': its control acc.untrained = 0.93 passes")
 
 
+def test_in_a_smoke_run_a_passing_control_fails_its_claim_instead_of_stopping_the_render(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLICATE_SMOKE_STEPS", "3")  # a few steps trained: controls pass like the results
+    results = {r.id: r for r in paper(tmp_path, metrics={**METRICS, "untrained": 0.93})()}
+    assert results["with-control"].status == "FAIL" and "passes the check too" in results["with-control"].reason
+
+
 def test_a_missing_control_fails_its_claim_and_a_control_on_an_identity_is_refused(tmp_path):
     metrics = {k: v for k, v in METRICS.items() if k != "untrained"}
     results = {r.id: r for r in paper(tmp_path, metrics=metrics)()}
