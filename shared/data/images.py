@@ -1,15 +1,8 @@
 """A prepared image file (shared.data.read_prepared) as float tensors, in the layout and normalisation a paper's model
 reads. Its own module so that `import shared.data` (the prepare rules) does not import torch."""
-import json
-import os
-
 import torch
 
 from shared.data.prepare import read_prepared
-from shared.io.smoke import LOG_VAR, cap
-
-SMOKE_TEST_EXAMPLES = 1000  # a smoke run evaluates on this many test images: the full tier's evaluations would
-# dominate a run of a few steps (a B-cos ResNet takes minutes on CIFAR-10's 10,000 on a CPU); training keeps every image
 
 LAYOUTS = ("flat", "chw", "hwc_flat")
 NORMALISATIONS = (None, "centre", "per_channel")
@@ -53,16 +46,4 @@ def load_images(path, layout="flat", normalise=None, mean=None, std=None):
     elif normalise == "per_channel":
         mean, std = torch.tensor(mean)[:, None, None], torch.tensor(std)[:, None, None]
         data["x_train"], data["x_test"] = (data["x_train"] - mean) / std, (data["x_test"] - mean) / std
-    return smoke_test_split(data, path) if cap() is not None else data
-
-
-def smoke_test_split(data, path):
-    """In a smoke run, the test split's first SMOKE_TEST_EXAMPLES images, noted in the smoke log."""
-    n = len(data["x_test"])
-    if n > SMOKE_TEST_EXAMPLES:
-        data["x_test"], data["y_test"] = data["x_test"][:SMOKE_TEST_EXAMPLES], data["y_test"][:SMOKE_TEST_EXAMPLES]
-        if os.environ.get(LOG_VAR):
-            with open(os.environ[LOG_VAR], "a") as f:
-                f.write(json.dumps({"note": f"{os.path.basename(str(path))}: the test split cut to its first "
-                                            f"{SMOKE_TEST_EXAMPLES:,} of {n:,} images"}) + "\n")
     return data

@@ -170,7 +170,7 @@ def per_job(loops):
     """The loops' records summed per job: steps asked for and run, FLOPs of all the steps asked for, the CPU seconds
     the remaining steps would take (each loop at its own rate), the job's peak memory."""
     jobs = {}
-    for r in (r for r in loops if "loop" in r):  # the other lines: stand-ins and notes (see `standins_and_notes`)
+    for r in (r for r in loops if "loop" in r):  # the other lines: stand-ins (see `standins`)
         j = jobs.setdefault(r["job"], {"loops": 0, "steps_full": 0, "steps_run": 0, "flops_full": 0,
                                        "cpu_s_rest": 0.0, "cpu_s_per_step_max": 0.0, "peak_rss_mb": 0.0})
         j["loops"] += 1
@@ -183,11 +183,10 @@ def per_job(loops):
     return jobs
 
 
-def standins_and_notes(records):
-    """What the jobs logged besides their loops: the stand-ins they made themselves ({name: "stand-in: ..."}, e.g.
-    shared.data.hub's model in place of a download) and what they cut for the smoke (shared.data.images)."""
-    return ({r["stand_in"]: r["what"] for r in records if "stand_in" in r},
-            sorted({r["note"] for r in records if "note" in r}))
+def standins(records):
+    """The stand-ins the jobs made themselves ({name: "stand-in: ..."}, e.g. shared.data.hub's model in place of a
+    download), logged beside their loops."""
+    return {r["stand_in"]: r["what"] for r in records if "stand_in" in r}
 
 
 def status(run):
@@ -274,7 +273,7 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
             t0 = time.time()
             run = run_paper(repo, paper, cores, steps, log, limit_s)
             records = read_loops(log)
-            jobs, (standins, notes) = per_job(records), standins_and_notes(records)
+            jobs, made = per_job(records), standins(records)
             prov, peak_mb = collect(), max([run["peak_rss_mb"], *(j["peak_rss_mb"] for j in jobs.values())])
             doc = {"paper": paper, "tier": "full", "status": status(run),
                    "ran": run["returncode"] == 0 and not run["timed_out"],
@@ -282,7 +281,7 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
                    "git_commit": prov["git_commit"], "git_dirty": prov["git_dirty"], "machine": machine(),
                    "cap_steps": steps, "cores": cores, **{k: v for k, v in run.items() if k != "returncode"},
                    "peak_rss_mb": peak_mb, "fits_24gib": peak_mb <= MEMORY_LIMIT_MB,
-                   "data": {**data[paper], **standins}, "notes": notes,
+                   "data": {**data[paper], **made},
                    "projected": project(run, jobs), "jobs": jobs, "inputs": inputs(paper, ran_code(repo, paper, root), root)}
             write_json(root / "reports" / paper / "full" / "smoke.json", doc)
             written[paper] = doc
