@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from shared.data.augment import crop_flip
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
+from shared.io.smoke import cap
 from shared.pipeline.run import start_run
 from shared.train.loop import epoch_batches, epochwise, fit
 from shared.train.schedules import warmup_cosine_lr
@@ -82,7 +83,9 @@ def main():
         states, history[role] = train_one(model, mine, spec["train"], data, run, run.device)
         for s in mine:
             m = build(s)
-            m.load_state_dict(states[s["epoch"]])
+            # a smoke run's capped loop skips the epochs between its first steps and its last: their snapshots are not
+            # taken, and the last one stands in (outside a smoke run a missing epoch is an error)
+            m.load_state_dict(states[s["epoch"] if s["epoch"] in states or cap() is None else max(states)])
             models[s["name"]] = m
     final = {r: h[-1] for r, h in history.items()}
     meta = run.save(run.args.checkpoint, models, specs, experiment=p["experiment"], final=final)
