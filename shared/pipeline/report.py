@@ -875,9 +875,11 @@ def smoke_table(reports_dir, papers):
         s = json.loads(path.read_text())
         p = s["projected"]
         bound = "" if p.get("complete") else " (jobs reached)"
+        # a loop FlopCounterMode cannot run (count_flops=False in shared.io.smoke) adds no FLOPs: the figure is a floor
+        uncounted = " + uncounted loops" if any(j["loops"] and not j["flops_full"] for j in s["jobs"].values()) else ""
         data = ", ".join(f"{name}: {'real' if how == 'real' else 'stand-in'}" for name, how in s["data"].items())
         rows.append([f"`{paper}`", f"{s['status']} ({s['measured_utc'][:10]}, {(s['git_commit'] or '?')[:7]})",
-                     f"{p['cpu_hours']:.3g}{bound}", f"{p['gpu_hours']:.2g}{bound}", f"{s['peak_rss_mb'] / 1024:.1f}",
+                     f"{p['cpu_hours']:.3g}{bound}", f"{p['gpu_hours']:.2g}{bound}{uncounted}", f"{s['peak_rss_mb'] / 1024:.1f}",
                      data or "generated in its jobs"])
     return table(["Paper", "Full tier, capped (date, commit)", "Projected CPU-h (here)", "Projected GPU-h (H100)",
                   "Peak memory (GiB)", "Data"], rows)
