@@ -182,6 +182,8 @@ def preload():
     import matplotlib.pyplot  # noqa: F401
     import numpy  # noqa: F401
     import safetensors.torch  # noqa: F401
+    import scipy.optimize  # noqa: F401  (permutation matching)
+    import scipy.stats  # noqa: F401  (shared.stats: about 1 CPU-s a job, more than torch's share)
     import torch  # noqa: F401
     import yaml  # noqa: F401
 
