@@ -8,6 +8,8 @@ frequencies). A unit "aligned" with a component puts (almost) all its energy the
 import numpy as np
 import torch
 
+from shared.io.smoke import capped
+
 
 def component_energy(vectors, components):
     """(..., n) vectors -> (..., n_components) fractions of each vector's squared norm in each component."""
@@ -77,7 +79,7 @@ def cp_als(tensor, rank, restarts=4, sweeps=500, seed=0, tol=1e-10):
     for restart in range(restarts):
         g = torch.Generator().manual_seed(int(seed) * 1000 + restart)
         factors = [torch.randn(n, rank, generator=g, dtype=torch.float64) for n in shape]
-        for _ in range(sweeps):
+        for _ in capped(range(sweeps), sweeps, "cp_als"):  # a smoke run: a few sweeps (they never converge untrained)
             for mode in range(3):
                 others = [factors[m] for m in range(3) if m != mode]
                 gram = (others[0].T @ others[0]) * (others[1].T @ others[1])
