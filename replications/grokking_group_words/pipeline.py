@@ -14,12 +14,12 @@ RESOURCES = {
 
 
 def experiments(cfg):
-    return ("grok", *(f"width_{g}" for g in cfg["width"]["groups"]))
+    return (*(["grok"] if cfg["grok"]["run"] else []), *(f"width_{g}" for g in cfg["width"]["groups"]))
 
 
 def check(cfg):
     """Cross-key checks: the analysed fraction is trained, every width group has its widths, words are valid."""
-    if cfg["analysis"]["main_fraction"] not in cfg["grok"]["fractions"]:
+    if cfg["grok"]["run"] and cfg["analysis"]["main_fraction"] not in cfg["grok"]["fractions"]:
         raise ConfigError(f"'analysis.main_fraction': {cfg['analysis']['main_fraction']} is not in 'grok.fractions' "
                           f"(allowed: {', '.join(map(str, cfg['grok']['fractions']))})")
     for g in cfg["width"]["groups"]:
@@ -52,12 +52,21 @@ def steps(paper):
 def analyses(paper):
     cfg = paper.cfg
     width = {e: checkpoint_path(paper, e) for e in experiments(cfg) if e != "grok"}
+    grokking = Analysis("grokking", script="analyze_grokking",
+                        reads={"checkpoint": checkpoint_path(paper, "grok"), "history": history_path(paper, "grok")},
+                        params={**cfg["analysis"], "word": cfg["word"]}, figures=("grokking", "fraction"))
     return [
         Analysis("algebra", script="analyze_algebra", params=cfg["algebra"], figures=("ranks",)),
-        Analysis("grokking", script="analyze_grokking",
-                 reads={"checkpoint": checkpoint_path(paper, "grok"), "history": history_path(paper, "grok")},
-                 params={**cfg["analysis"], "word": cfg["word"]}, figures=("grokking", "fraction")),
+        *([grokking] if cfg["grok"]["run"] else []),
         Analysis("width", script="analyze_width", reads={"checkpoints": list(width.values())},
                  params={**cfg["analysis"], "word": cfg["word"], "als": cfg["algebra"]["als"]},
                  figures=("width",)),
     ]
+
+
+def skipped(paper):
+    """The grokking sweep where this config does not run it (grok.run: false), with the reason its claims are NOT RUN."""
+    if paper.cfg["grok"]["run"]:
+        return {}
+    return {"grokking": "the training-fraction sweep (grok) is not run in this config (grok.run: false; at the full tier "
+                        "it is 100 runs of 20k full-batch steps on S5, GPU hours)"}
