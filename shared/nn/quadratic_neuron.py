@@ -39,9 +39,23 @@ class QuadraticLinear(nn.Module):
         return f"d_in={self.d_in}, d_out={self.d_out}, bias={self.r.bias is not None}"
 
 
+class QuadraticConv2d(nn.Module):
+    """The same neuron as a convolution (the official QResNet's layer): r(x) * g(x) + b(x * x), each of r, g, b an
+    nn.Conv2d with the given arguments; x * x is padded like x, so padded zeros stay zero."""
+
+    def __init__(self, c_in, c_out, kernel_size, stride=1, padding=0, bias=True):
+        super().__init__()
+        self.r, self.g, self.b = (nn.Conv2d(c_in, c_out, kernel_size, stride, padding, bias=bias) for _ in range(3))
+
+    def forward(self, x):
+        return self.r(x) * self.g(x) + self.b(x * x)
+
+    quadratic_parameters = QuadraticLinear.quadratic_parameters
+
+
 @torch.no_grad()
 def relinear_init(model):
-    """ReLinear's referenced-linear initialisation of every QuadraticLinear in `model`, in place: W_g = 0, b_g = 1,
+    """ReLinear's referenced-linear initialisation of every quadratic layer in `model`, in place: W_g = 0, b_g = 1,
     W_b = 0, c = 0, so each layer computes W_r x + b_r (its r keeps its own init). Returns `model`."""
     for layer in quadratic_layers(model):
         if layer.g.bias is None:  # without biases the gate W_g x = 0 would zero the layer: no linear reference
@@ -54,12 +68,12 @@ def relinear_init(model):
 
 
 def quadratic_layers(model):
-    return [m for m in model.modules() if isinstance(m, QuadraticLinear)]
+    return [m for m in model.modules() if isinstance(m, (QuadraticLinear, QuadraticConv2d))]
 
 
 def quadratic_param_groups(model, lr, lr_quadratic):
     """Optimizer parameter groups for ReLinear's shrinking gradients: every quadratic parameter (W_g, b_g, W_b, c of
-    each QuadraticLinear) at lr_quadratic, every other parameter (W_r, b_r and the rest of the model) at lr."""
+    each QuadraticLinear or QuadraticConv2d) at lr_quadratic, every other parameter (W_r, b_r and the rest of the model) at lr."""
     quadratic = {id(p) for layer in quadratic_layers(model) for p in layer.quadratic_parameters()}
     rest = [p for p in model.parameters() if id(p) not in quadratic]
     quad = [p for p in model.parameters() if id(p) in quadratic]

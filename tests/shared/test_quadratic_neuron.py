@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from shared.nn import layer_registry as registry
-from shared.nn.quadratic_neuron import QuadraticLinear, quadratic_param_groups, relinear_init
+from shared.nn.quadratic_neuron import QuadraticConv2d, QuadraticLinear, quadratic_param_groups, relinear_init
 
 
 def layer(d_in=5, d_out=3, seed=0):
@@ -64,3 +64,15 @@ def test_registered_counts_by_hand():
     # layer 16 -> 36: 3 * 16 * 36 weights + 3 * 36 biases; block 16 -> 32 -> 16: 6 * 16 * 32 + 3 * (32 + 16)
     assert registry.count("quadratic_neuron", 16, 36) == {"params": 1836, "macs": 1728}
     assert registry.count("quadratic_neuron", 16, 32, "block") == {"params": 3216, "macs": 3072}
+
+
+def test_conv_is_the_neuron_per_patch_and_linear_at_relinear_init():
+    torch.manual_seed(0)
+    q = relinear_init(QuadraticConv2d(2, 3, 3, padding=1).double())
+    x = torch.randn(2, 2, 5, 5, dtype=torch.float64)
+    assert torch.equal(q(x), q.r(x))
+    nn.init.normal_(q.g.weight), nn.init.normal_(q.b.weight)
+    patch = x[0, :, 1:4, 1:4].reshape(-1)  # the receptive field of output pixel (2, 2)
+    w = {k: getattr(q, k).weight[1].reshape(-1) for k in "rgb"}
+    want = ((w["r"] @ patch + q.r.bias[1]) * (w["g"] @ patch + q.g.bias[1]) + w["b"] @ (patch * patch) + q.b.bias[1])
+    assert torch.allclose(q(x)[0, 1, 2, 2], want, rtol=0, atol=1e-12)
