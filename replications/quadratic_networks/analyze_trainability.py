@@ -41,8 +41,8 @@ def main():
     m["grid_runs_per_arm"] = len(e["lrs"]) * len(e["seeds"])
     m["collapse_gap_random_minus_relinear"] = m["collapses_random"] - m["collapses_relinear"]
 
-    lr, seeds = e["main_lr"], e["sweep_seeds"]
-    sweep = {g: statistics.fmean(acc[image_name("relinear", lr, s, g)] for s in seeds) for g in e["sweep_gammas"]}
+    lr, seeds = e["main_lr"], e["sweep"]["seeds"]
+    sweep = {g: statistics.fmean(acc[image_name("relinear", lr, s, g)] for s in seeds) for g in e["sweep"]["gammas"]}
     conventional = statistics.fmean(acc[image_name("conventional", lr, s)] for s in seeds)
     positive = {g: v for g, v in sweep.items() if g > 0}
     best = max(positive, key=positive.get)

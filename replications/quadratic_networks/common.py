@@ -46,14 +46,14 @@ def toy_specs(cfg):
     t, out = cfg["toy"], []
     for task in CLASSIFY:
         for neuron in ("quadratic", "conventional"):
-            for seed in t["classify_seeds"]:
+            for seed in t["classify"]["seeds"]:
                 out.append({"name": f"{task}-{neuron}-seed{seed}", "task": task, "neuron": neuron, "seed": seed,
                             "arch": "net", "d_in": 2, "hidden": [], "d_out": 1, "init": "default"})
     for task in REGRESS:
         d = t["radial_dim"] if task == "radial" else 2
         budget = net_params(d, [t["quadratic_width"]], 1, "quadratic")
         for neuron, width in (("quadratic", t["quadratic_width"]), ("conventional", matched_width(d, budget))):
-            for seed in t["regress_seeds"]:
+            for seed in t["regress"]["seeds"]:
                 out.append({"name": f"{task}-{neuron}-seed{seed}", "task": task, "neuron": neuron, "seed": seed,
                             "arch": "net", "d_in": d, "hidden": [width], "d_out": 1, "init": "default",
                             "params": net_params(d, [width], 1, neuron)})
@@ -91,9 +91,9 @@ def image_specs(cfg):
             add("conventional", lr, seed)
             add("relinear", lr, seed, e["relinear_gamma"])
             add("random", lr, seed)
-    for seed in e["sweep_seeds"]:
+    for seed in e["sweep"]["seeds"]:
         add("conventional", e["main_lr"], seed)
-        for gamma in e["sweep_gammas"]:
+        for gamma in e["sweep"]["gammas"]:
             add("relinear", e["main_lr"], seed, gamma)
     return list(runs.values())
 

@@ -100,9 +100,9 @@ def reference(quadratic, conventional):
     ReLinear's init the quadratic network is then the conventional one, not merely a linear network."""
     for q, c in zip(neurons(quadratic), neurons(conventional), strict=True):
         q.r.load_state_dict(c.state_dict())
-    for q, c in zip(quadratic.modules(), conventional.modules()):
-        if isinstance(q, nn.BatchNorm2d):
-            q.load_state_dict(c.state_dict())
+    norms = [[m for m in net.modules() if isinstance(m, nn.BatchNorm2d)] for net in (quadratic, conventional)]
+    for q, c in zip(*norms, strict=True):
+        q.load_state_dict(c.state_dict())
     return quadratic
 
 

@@ -10,8 +10,8 @@ from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
-    "toy": Resources(gpu=False, threads=1, mem_mb=2000, runtime=30),
-    "images": Resources(gpu=True, threads=8, mem_mb=16000, runtime=1440),  # full: 16 ResNet20 runs of 200 epochs
+    "train_toy": Resources(gpu=False, threads=1, mem_mb=2000, runtime=30),
+    "train_images": Resources(gpu=True, threads=8, mem_mb=16000, runtime=1440),  # full: 16 ResNet20 runs of 200 epochs
     "analyze": Resources(gpu=False, threads=4, mem_mb=8000, runtime=60),
 }
 
@@ -33,12 +33,12 @@ def check(cfg):
     if e["main_lr"] not in e["lrs"]:
         raise ConfigError(f"'images.main_lr': {e['main_lr']} is not in 'images.lrs' "
                           f"(allowed: {', '.join(map(str, e['lrs']))})")
-    gammas = e["sweep_gammas"]
+    gammas = e["sweep"]["gammas"]
     if 0 not in gammas or max(gammas) != e["main_lr"] or len(gammas) < 3:
-        raise ConfigError(f"'images.sweep_gammas': {gammas} must hold 0, the main lr {e['main_lr']} as its largest, "
+        raise ConfigError(f"'images.sweep.gammas': {gammas} must hold 0, the main lr {e['main_lr']} as its largest, "
                           f"and at least one gamma between (allowed: [0, ..., {e['main_lr']}])")
-    if not set(e["sweep_seeds"]) <= set(e["seeds"]):
-        raise ConfigError(f"'images.sweep_seeds': {e['sweep_seeds']} are not all in 'images.seeds' "
+    if not set(e["sweep"]["seeds"]) <= set(e["seeds"]):
+        raise ConfigError(f"'images.sweep.seeds': {e['sweep']['seeds']} are not all in 'images.seeds' "
                           f"(allowed: a subset of {e['seeds']})")
 
 
@@ -53,9 +53,9 @@ def model_paths(paper, name):
 def steps(paper):
     cfg = paper.cfg
     return [
-        Step("toy", script="train_toy", priority=1, outputs=model_paths(paper, "toy"),
+        Step("train_toy", script="train_toy", priority=1, outputs=model_paths(paper, "toy"),
              params={"device": cfg["device"], "toy": cfg["toy"]}),
-        Step("images", script="train_images", priority=1, inputs={"data": data_path(cfg)},
+        Step("train_images", script="train_images", priority=1, inputs={"data": data_path(cfg)},
              outputs=model_paths(paper, "images"), params={"device": cfg["device"], "images": cfg["images"]}),
     ]
 

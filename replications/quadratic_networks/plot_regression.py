@@ -13,6 +13,7 @@ for i, task in enumerate(arrays["tasks"]):
         ax.plot(np.full(len(values), 2 * i + 0.6 * j), values, "o", color=colour, ms=5,
                 label=f"{kind} neurons" if i == 0 else None)
 ax.set_xticks([2 * i + 0.3 for i in range(len(arrays["tasks"]))], [str(t) for t in arrays["tasks"]])
+ax.set_xlabel("target function")
 ax.set_yscale("log")
 ax.set_ylabel("test MSE / Var(y)")
 ax.legend(fontsize=7)

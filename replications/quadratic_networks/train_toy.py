@@ -29,7 +29,7 @@ def main():
         model = build(spec).double()
         x, y = toy_data(spec["task"], t["train_points"], t["radial_dim"], run.generator(spec["seed"], "train"))
         classify = spec["task"] in CLASSIFY
-        steps, lr = (t["classify_steps"], t["classify_lr"]) if classify else (t["regress_steps"], t["regress_lr"])
+        steps, lr = (t["classify" if classify else "regress"][k] for k in ("steps", "lr"))
         loss = (lambda m, b: F.binary_cross_entropy_with_logits(m(b[0])[:, 0], b[1])) if classify else \
             (lambda m, b: F.mse_loss(m(b[0])[:, 0], b[1]))
         losses = []
