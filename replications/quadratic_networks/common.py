@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from shared.data import images
 from shared.data.augment import crop_flip
+from shared.io.smoke import capped
 from shared.nn.quadratic_neuron import quadratic_param_groups
 from shared.train.loop import epoch_batches, fit
 
@@ -153,7 +154,12 @@ def train_image_model(model, spec, data, e, generator, device):
 
 
 @torch.no_grad()
-def accuracy(model, x, y, chunk=2000):
+def accuracy(model, x, y, chunk=256):
+    """Test accuracy in chunks (a smoke run evaluates only a few of them: shared.io.smoke.capped)."""
     model.eval()
-    correct = sum((model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item() for i in range(0, len(x), chunk))
-    return correct / len(x)
+    starts = range(0, len(x), chunk)
+    seen = correct = 0
+    for i in capped(starts, len(starts), "evaluate"):
+        correct += (model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item()
+        seen += len(x[i:i + chunk])
+    return correct / seen
