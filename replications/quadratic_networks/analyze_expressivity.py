@@ -14,10 +14,11 @@
     spans the symmetric matrices of rank <= d1, of dimension d0 d1 - d1 (d1 - 1) / 2.
 """
 import statistics
+from itertools import pairwise
 
 import numpy as np
 import torch
-from torch.func import functional_call, jacrev
+from torch.func import jacrev
 
 from shared.pipeline.run import load_models, start_run, write_metrics
 
@@ -48,17 +49,16 @@ def third_difference(model, generator, lines=16):
 def poly_forward(params, x, widths, kind, bias):
     """A polynomial network: quadratic neurons (no activation) or conventional neurons with t^2 (the last layer
     linear); params {'<layer>.<map>.w' / '.b': tensor}."""
+    def lin(inputs, i, m):
+        out = inputs @ params[f"{i}.{m}.w"].T
+        return out + params[f"{i}.{m}.b"] if bias else out
+
     h = x
     for i in range(len(widths) - 1):
-        def lin(m):
-            out = h @ params[f"{i}.{m}.w"].T
-            return out + params[f"{i}.{m}.b"] if bias else out
         if kind == "quadratic":
-            hh = h * h
-            sq = hh @ params[f"{i}.b.w"].T + (params[f"{i}.b.b"] if bias else 0)
-            h = lin("r") * lin("g") + sq
+            h = lin(h, i, "r") * lin(h, i, "g") + lin(h * h, i, "b")
         else:
-            h = lin("r")
+            h = lin(h, i, "r")
             h = h * h if i < len(widths) - 2 else h
     return h
 
@@ -66,7 +66,7 @@ def poly_forward(params, x, widths, kind, bias):
 def functional_dimension(widths, kind, bias, generator, tol):
     maps = "rgb" if kind == "quadratic" else "r"
     params = {}
-    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+    for i, (a, b) in enumerate(pairwise(widths)):
         for m in maps:
             params[f"{i}.{m}.w"] = torch.randn(b, a, dtype=torch.float64, generator=generator)
             if bias:

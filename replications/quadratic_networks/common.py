@@ -1,6 +1,7 @@
 """What this paper's scripts share: the toy tasks, the run specs of both experiments, the image data and the image
 training (SGD with momentum, one learning rate for W_r and the rest, ReLinear's for the quadratic terms)."""
 import math
+from itertools import pairwise
 
 import torch
 import torch.nn.functional as F
@@ -33,7 +34,7 @@ def toy_data(task, n, dim, generator):
 def net_params(d_in, hidden, d_out, neuron):
     sizes = [d_in, *hidden, d_out]
     per = 3 if neuron == "quadratic" else 1
-    return sum(per * (a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+    return sum(per * (a + 1) * b for a, b in pairwise(sizes))
 
 
 def matched_width(d_in, budget):

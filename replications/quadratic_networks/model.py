@@ -11,6 +11,8 @@ weights of every conv and linear map, here with zero biases), which for a quadra
 initialisation (W_g, W_b Kaiming, b_g = c = 0); "relinear" is "kaiming" then ReLinear's W_g = 0, b_g = 1, W_b = 0,
 c = 0, so the network equals the conventional one with the same W_r.
 """
+from itertools import pairwise
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -32,7 +34,7 @@ class Net(nn.Module):
     def __init__(self, d_in, hidden, d_out, neuron):
         super().__init__()
         sizes = [d_in, *hidden, d_out]
-        self.layers = nn.ModuleList(linear(neuron, a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        self.layers = nn.ModuleList(linear(neuron, a, b) for a, b in pairwise(sizes))
 
     def forward(self, x):
         for layer in self.layers[:-1]:

@@ -19,6 +19,19 @@ def forever(batch):
         yield batch
 
 
+def train_one(model, x, y, steps, lr, classify):
+    """Full-batch Adam with a cosine schedule; returns the last loss."""
+    def loss(m, b):
+        out = m(b[0])[:, 0]
+        return F.binary_cross_entropy_with_logits(out, b[1]) if classify else F.mse_loss(out, b[1])
+
+    losses = []
+    fit(model, forever((x, y)), steps=steps, loss_fn=loss,
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=lr),
+        lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=lambda s, l: losses.append(l.item()))
+    return losses[-1]
+
+
 def main():
     run = start_run("checkpoint", "history")
     t = run.params["toy"]
@@ -29,14 +42,9 @@ def main():
         model = build(spec).double()
         x, y = toy_data(spec["task"], t["train_points"], t["radial_dim"], run.generator(spec["seed"], "train"))
         classify = spec["task"] in CLASSIFY
-        steps, lr = (t["classify" if classify else "regress"][k] for k in ("steps", "lr"))
-        loss = (lambda m, b: F.binary_cross_entropy_with_logits(m(b[0])[:, 0], b[1])) if classify else \
-            (lambda m, b: F.mse_loss(m(b[0])[:, 0], b[1]))
-        losses = []
-        fit(model, forever((x, y)), steps=steps, loss_fn=loss,
-            make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=lr),
-            lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=lambda s, l: losses.append(l.item()))
-        models[spec["name"]], history[spec["name"]] = model.float(), losses[-1:]
+        opt = t["classify" if classify else "regress"]
+        history[spec["name"]] = train_one(model, x, y, opt["steps"], opt["lr"], classify)
+        models[spec["name"]] = model.float()
     meta = run.save(run.args.checkpoint, models, specs, experiment="toy")
     write_json(run.args.history, {**meta, "final_loss": history})
     print(f"{len(specs)} toy models, {meta['wall_seconds']:.1f} s")
