@@ -43,16 +43,15 @@ def main():
         return statistics.fmean(acc[(*a, s)] - acc[(*b, s)] for s in seeds)
 
     m["flat_relu_minus_mu"] = gap(("flat", "relu"), ("flat", "mu"))
-    m["flat_relu_minus_linear"] = gap(("flat", "relu"), ("flat", "linear"))  # control of the one above
+    m["flat_relu_minus_linear"] = gap(("flat", "relu"), ("flat", "linear"))  # K6, the control of F2
     m["flat_shortcut_gain"] = gap(("flat", "mu"), ("flat", "mu_noshortcut"))
     m["monet_minus_flat_polynomial"] = statistics.fmean(
         acc[("monet", "mu", s)] - max(acc[("flat", "mu", s)], acc[("flat", "bilinear", s)]) for s in seeds)
     m["monet_product_gain"] = gap(("monet", "mu"), ("monet", "linear"))
     m["monet_shift_gain"] = gap(("monet", "mu"), ("monet", "noshift"))
     m["monet_gelu_minus_mu"] = gap(("monet", "gelu"), ("monet", "mu"))
-    m["monet_gelu_minus_linear"] = gap(("monet", "gelu"), ("monet", "linear"))  # control of the one above
+    m["monet_gelu_minus_linear"] = gap(("monet", "gelu"), ("monet", "linear"))  # K7, the control of F6
     m["monet_mu_minus_nonorm"] = gap(("monet", "mu"), ("monet", "nonorm"))
-    m["monet_mu_minus_linear"] = m["monet_product_gain"]  # the generic model the nonorm finding is told apart from
     m["untrained_acc_max"] = max(untrained)
     budget = params[("monet", "mu")]
     matched = [("flat", "relu"), ("flat", "bilinear"), ("flat", "mu"), ("monet", "gelu")]

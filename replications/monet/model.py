@@ -1,7 +1,7 @@
 """The models of monet: a small MONet and its ablations (token grids), and flat classifiers of equal parameters.
 
     group monet (shared.nn.polynomial.MONet): variant mu (the official block: Poly-blocks with LayerNorm and the
-        spatial shift), linear (the Hadamard product removed), gelu (C gelu(A x) instead of each Mu-layer, widened to
+        spatial shift), linear (the Hadamard product and the LayerNorms removed: a linear map of the pixels), gelu (C gelu(A x) instead of each Mu-layer, widened to
         its parameters), noshift (no spatial shift), nonorm (no LayerNorm anywhere: a polynomial of the pixels)
     group flat, on the flattened image: relu (Linear, ReLU, Linear), bilinear (shared.nn.bilinear.Bilinear, then a
         linear head), mu (one Mu-layer C[(A x) * (B D x) + A x]), mu_noshortcut (without + A x), linear (the mu
@@ -13,7 +13,7 @@ from torch import nn
 from shared.nn.bilinear import Bilinear
 from shared.nn.polynomial import MONet, MuLayer
 
-MONET_VARIANTS = {"mu": {}, "linear": {"mix": "linear"}, "gelu": {"mix": "gelu"}, "noshift": {"shift": False},
+MONET_VARIANTS = {"mu": {}, "linear": {"mix": "linear", "norm": False}, "gelu": {"mix": "gelu"}, "noshift": {"shift": False},
                   "nonorm": {"norm": False}}
 FLAT_KINDS = ("relu", "bilinear", "mu", "mu_noshortcut", "linear")
 
