@@ -18,17 +18,17 @@ from .model import build, n_params
 def main():
     run = start_run(*(f"{g}_{k}" for g in GROUPS for k in ("checkpoint", "history")), "data", "metrics", "arrays")
     args = run.args
-    data = load_data(args.data)
+    data = {k: v.to(run.device) for k, v in load_data(args.data).items()}  # 10,000 CIFAR images x 30 models: GPU
     acc, params, untrained, curves, meta = {}, {}, [], {}, None
     for group in GROUPS:
         models, specs, meta = load_models(getattr(args, f"{group}_checkpoint"))
         for name, model in models.items():
             spec = specs[name]
-            acc[(group, spec["kind"], spec["seed"])] = evaluate(model, data["x_test"], data["y_test"])[1]
+            acc[(group, spec["kind"], spec["seed"])] = evaluate(model.to(run.device), data["x_test"], data["y_test"])[1]
             params[(group, spec["kind"])] = n_params(model)
             if spec["kind"] == "mu":  # the same model untrained: its init is fixed by the seed and kind
                 seed_everything(derive_seed(spec["seed"], f"init/{spec['kind']}"))
-                untrained.append(evaluate(build(spec), data["x_test"], data["y_test"])[1])
+                untrained.append(evaluate(build(spec).to(run.device), data["x_test"], data["y_test"])[1])
         history = read_json(getattr(args, f"{group}_history"))["history"]
         curves.update({f"{group}_{name}": np.array([row["test_acc"] for row in h]) for name, h in history.items()})
 

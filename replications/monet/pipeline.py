@@ -14,7 +14,7 @@ CLAIMED_VARIANTS = {"monet": ("mu", "linear", "gelu", "noshift", "nonorm"),
 
 RESOURCES = {
     "train": Resources(gpu=True, threads=4, mem_mb=16000, runtime=720),
-    "analyze": Resources(threads=2, mem_mb=8000, runtime=30),
+    "analyze": Resources(gpu=True, threads=2, mem_mb=8000, runtime=60),  # accuracy evaluates 30 models on the test set
 }
 
 
@@ -80,7 +80,7 @@ def analyses(paper):
     reads = {f"{group}_{k}": v for group in GROUPS for k, v in model_paths(paper, group).items()}
     return [
         Analysis("accuracy", script="analyze_accuracy", reads={**reads, "data": data_path(cfg)},
-                 params={"seeds": cfg["seeds"]}, figures=("accuracy",)),
+                 params={"seeds": cfg["seeds"], "device": cfg["device"]}, figures=("accuracy",)),
         Analysis("polynomial", script="analyze_polynomial",
                  reads={"monet": reads["monet_checkpoint"], "flat": reads["flat_checkpoint"], "data": data_path(cfg)},
                  params=cfg["analysis"], figures=("truncation", "eigenvectors")),

@@ -46,6 +46,10 @@ def test_truncation_at_the_rank_cap_is_the_layer():
     y = layer(x).argmax(-1)  # its own predictions: the full layer scores 1
     cap = 2 * (layer.rank + 1)
     z = ba.append_one(x)
-    err, excess, top, rand, _, _ = ap.truncation(layer, z[:20], z, y, [1, cap], 2, torch.Generator().manual_seed(0))
-    assert err < 1e-12 and excess <= 0
+    err, cap_residual, top, rand, vals, _ = ap.truncation(layer, z[:20], z, y, [1, cap], 2,
+                                                          torch.Generator().manual_seed(0))
+    assert err < 1e-12 and cap_residual < 1e-12
+    full = torch.linalg.eigvalsh(ap.interaction_matrices(layer)[0])  # the projected eigenvalues are Q_c's non-zero ones
+    top_full = full.gather(1, full.abs().argsort(1, descending=True)[:, :cap])
+    assert torch.allclose(vals.sort(1).values, top_full.sort(1).values, atol=1e-10)
     assert top[cap] == 1.0 and rand[cap] == 1.0 and top[1] < 1.0
