@@ -70,9 +70,12 @@ def standin(name, path):
         n_ent, n_rel, *sizes = GRAPHS[name]
         arrays = {split: np.stack([rng.integers(0, n_ent, n), rng.integers(0, n_rel, n), rng.integers(0, n_ent, n)],
                                   1).astype(np.int64) for split, n in zip(("train", "valid", "test"), sizes)}
+        # every entity heads some training triple, as in the real splits (a loader rejects test-only entities)
+        arrays["train"][:, 0] = rng.permutation(np.arange(sizes[0]) % n_ent)
         meta.update(entities=json.dumps([f"e{i}" for i in range(n_ent)]),
                     relations=json.dumps([f"r{i}" for i in range(n_rel)]))
-        what = f"uniform random triples over {n_ent:,} entities and {n_rel:,} relations, {'/'.join(map(str, sizes))}"
+        what = f"uniform random triples over {n_ent:,} entities (each in training) and {n_rel:,} relations, " \
+               f"{'/'.join(map(str, sizes))}"
     else:  # text: the generated stories under a vocabulary of the real size
         from shared.data.formats import TINYSTORIES_VOCAB_SIZE, load_stories_synthetic
         from shared.data.stories import WordTokenizer

@@ -70,6 +70,16 @@ def test_standin_has_the_registry_shapes_and_says_so(tmp_path):
     assert arrays["y_train"].dtype == np.int64 and len(np.unique(arrays["y_train"])) == REGISTRY["mnist"].n_classes
 
 
+def test_graph_standin_has_every_entity_in_training(tmp_path):
+    """The real splits never test an entity unseen in training, and distmult's loader rejects one that does."""
+    path = tmp_path / "wn18.safetensors"
+    smoke.standin("wn18", path)
+    arrays, _ = read_prepared(path)
+    n_entities = smoke.GRAPHS["wn18"][0]
+    seen = np.unique(np.concatenate([arrays["train"][:, 0], arrays["train"][:, 2]]))
+    assert len(seen) == n_entities and np.isin(arrays["test"][:, [0, 2]], seen).all()
+
+
 def test_a_papers_tests_are_not_code_the_smoke_ran():
     assert smoke.is_test("replications/distmult/tests/test_distmult.py", "distmult")
     assert not smoke.is_test("replications/distmult/train.py", "distmult")
