@@ -52,20 +52,30 @@ def model_paths(paper, name):
 
 def steps(paper):
     cfg = paper.cfg
+    images = Step("train_images", script="train_images", priority=1, inputs={"data": data_path(cfg)},
+                  outputs=model_paths(paper, "images"), params={"device": cfg["device"], "images": cfg["images"]})
     return [
         Step("train_toy", script="train_toy", priority=1, outputs=model_paths(paper, "toy"),
              params={"device": cfg["device"], "toy": cfg["toy"]}),
-        Step("train_images", script="train_images", priority=1, inputs={"data": data_path(cfg)},
-             outputs=model_paths(paper, "images"), params={"device": cfg["device"], "images": cfg["images"]}),
+        *([images] if cfg["images"]["run"] else []),
     ]
 
 
 def analyses(paper):
     cfg = paper.cfg
+    trainability = Analysis("trainability", script="analyze_trainability",
+                            reads={**model_paths(paper, "images"), "data": data_path(cfg)},
+                            params={"images": cfg["images"], "analysis": cfg["analysis"]}, figures=("collapse", "sweep"))
     return [
         Analysis("expressivity", script="analyze_expressivity", reads={"checkpoint": model_paths(paper, "toy")[
             "checkpoint"]}, params={"toy": cfg["toy"], "dimension": cfg["dimension"]}, figures=("regression",)),
-        Analysis("trainability", script="analyze_trainability",
-                 reads={**model_paths(paper, "images"), "data": data_path(cfg)},
-                 params={"images": cfg["images"], "analysis": cfg["analysis"]}, figures=("collapse", "sweep")),
+        *([trainability] if cfg["images"]["run"] else []),
     ]
+
+
+def skipped(paper):
+    """The image experiments where this config does not run them (images.run: false): their claims read NOT RUN."""
+    if paper.cfg["images"]["run"]:
+        return {}
+    return {"trainability": f"the image experiments are not run in this config (images.run: false; at the full tier "
+                            f"they are {paper.cfg['images']['arch']} on {paper.cfg['images']['dataset']}, GPU hours)"}
