@@ -1,6 +1,7 @@
 """Fast checks of the plan, the training of one unit, the comparisons and the leaderboard (bad configs:
 tests/bad_config.yaml; the conformance suite renders the report from tests/tiny.yaml)."""
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -51,6 +52,15 @@ def test_a_family_registered_later_is_in_the_plan(cfg):
         assert all(u["family"] != "throwaway_scaled" for u in plan(excluded, "digits"))
     finally:
         layer_registry.FAMILIES.pop("throwaway_scaled")
+
+
+def test_committed_leaderboard_covers_every_registered_family(cfg):
+    """A family registered after the last quick run adds no file that run loaded, so the staleness check cannot see
+    it: this does. Rerun `snakemake --cores 2 layer_benchmark` after registering a layer."""
+    metrics = Path(__file__).parents[3] / "reports/layer_benchmark/quick/metrics/benchmark.json"
+    board = json.loads(metrics.read_text())["info"]["leaderboard"]
+    benchmarked = {row[0].strip("`") for row in board["rows"]}
+    assert benchmarked == set(families()) - set(cfg["exclude"]), sorted(benchmarked ^ set(families()))
 
 
 def test_plan_matches_every_family_to_both_budgets(cfg):
