@@ -46,16 +46,12 @@ def data_path(cfg):
     return f"data/prepared/{cfg['images']['dataset']}.safetensors"
 
 
-def model_paths(paper, name):
-    return {"checkpoint": paper.out(f"models/{name}.safetensors"), "history": paper.out(f"models/{name}.json")}
-
-
 def steps(paper):
     cfg = paper.cfg
     images = Step("train_images", script="train_images", priority=1, inputs={"data": data_path(cfg)},
-                  outputs=model_paths(paper, "images"), params={"device": cfg["device"], "images": cfg["images"]})
+                  outputs=paper.model_files("images"), params={"device": cfg["device"], "images": cfg["images"]})
     return [
-        Step("train_toy", script="train_toy", priority=1, outputs=model_paths(paper, "toy"),
+        Step("train_toy", script="train_toy", priority=1, outputs=paper.model_files("toy"),
              params={"device": cfg["device"], "toy": cfg["toy"]}),
         *([images] if cfg["images"]["run"] else []),
     ]
@@ -64,10 +60,10 @@ def steps(paper):
 def analyses(paper):
     cfg = paper.cfg
     trainability = Analysis("trainability", script="analyze_trainability",
-                            reads={**model_paths(paper, "images"), "data": data_path(cfg)},
+                            reads={**paper.model_files("images"), "data": data_path(cfg)},
                             params={"images": cfg["images"], "analysis": cfg["analysis"]}, figures=("collapse", "sweep"))
     return [
-        Analysis("expressivity", script="analyze_expressivity", reads={"checkpoint": model_paths(paper, "toy")[
+        Analysis("expressivity", script="analyze_expressivity", reads={"checkpoint": paper.model_files("toy")[
             "checkpoint"]}, params={"toy": cfg["toy"], "dimension": cfg["dimension"]}, figures=("regression",)),
         *([trainability] if cfg["images"]["run"] else []),
     ]
