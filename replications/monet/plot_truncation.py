@@ -1,6 +1,5 @@
 """Test accuracy of the flat Mu-layer's quadratic forms keeping k eigenpairs per class: the top k by |lambda|
 against k drawn at random among the 2 (l + 1) that can be non-zero; the dashed line is the full layer."""
-import numpy as np
 
 from shared.pipeline.plots import figure_args, save, subplots
 
