@@ -26,6 +26,7 @@ BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.js
 
 LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
 SAE_SITES = ("mlp_in", "mlp_out")
+LANGUAGE_ANALYSES = ("lm_loss", "lowrank", "negation", "sae_length")  # the metrics namespaces of the language part
 
 # metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it); the theory part's
 # identities read the image part's weights
@@ -156,6 +157,12 @@ def sae_sweep(cfg):
     return [2**i for i in range(cfg["language"]["sae"]["doublings"] + 1)]
 
 
+def language_runs(cfg):
+    """Whether this config runs the language part (`language.run`, absent: true). The Fashion-MNIST paper-scale part
+    (paper_scale.yaml) sets it false: the full tier's TinyStories cannot be downloaded on every machine."""
+    return cfg["language"].get("run", True)
+
+
 def lm_data(cfg):
     return f"data/prepared/{cfg['language']['dataset']}.safetensors"
 
@@ -186,7 +193,7 @@ def steps(paper):
     """The image part's training and benchmark, then the language part's (every training step is one job per
     experiment, MLP kind or SAE, and each reads only its own slice of the config)."""
     cfg = paper.cfg
-    return [
+    image = [
         # every run of one experiment in one batched call of shared.train.supervised.train
         Step("train", script="image.train", priority=1, wildcards={"experiment": "|".join(experiments(cfg))},
              inputs={"data": lambda w: image_data(cfg, w.experiment)},
@@ -197,6 +204,11 @@ def steps(paper):
         # training speed of the image model (never part of the default run; `snakemake benchmarks` collects it)
         Step("benchmark", script="image.benchmark", outputs={"out": "results/benchmarks/bilinear_mlp.json"},
              params={"device": cfg["device"]}),
+    ]
+    if not language_runs(cfg):
+        return image
+    return [
+        *image,
         # one transformer per MLP kind (bilinear, ReGLU, SwiGLU), all from the same initial draw
         Step("train_lm", script="language.train_lm", priority=1, wildcards={"mlp": "|".join(LM_MLPS)},
              inputs={"data": lm_data(cfg)},
@@ -230,6 +242,8 @@ def analyses(paper):
     # the toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and
     # analyses them in one job of seconds
     out.append(Analysis("boolean", script="theory.toy_boolean", params=cfg["boolean"], figures=("gates",)))
+    if not language_runs(cfg):
+        return out
 
     main = sae_sweep(cfg)[-1]  # the longest SAEs are the ones the circuit analyses read
     data = lm_data(cfg)
@@ -259,4 +273,7 @@ def skipped(paper):
                            f"'{cfg['experiments'][experiment]['dataset']}' is not in datasets {cfg['datasets']}")
         else:
             reasons[ns] = f"experiment '{experiment}' is not in the {paper.tier} tier"
+    if not language_runs(cfg):
+        reasons |= dict.fromkeys(LANGUAGE_ANALYSES, f"the language part is not run in this config (language.run: "
+                                                    f"false; its dataset '{cfg['language']['dataset']}' is a download)")
     return reasons
