@@ -3,8 +3,9 @@ a tiny job starts in milliseconds instead of paying 1-3 CPU-s of imports.
 
 shared.pipeline.job hands a `python -m <module> ARGS` job to `start(command, log_file)`, which starts a server where
 none answers, and returns None where the job must run cold (then job.py starts it as before). A server serves one
-checkout (its working directory), one interpreter and one environment: the socket's name is their hash, which the
-server checks against its own before it serves. It exits after IDLE_S without a request, and refuses (the job then
+interpreter and one environment (the socket's name is their hash, which the server checks against its own before it
+serves) and any working directory: each job runs in its client's, with that directory first on sys.path as
+`python -m` puts it, so the scratch copies of the test suite share one server instead of importing torch each. It exits after IDLE_S without a request, and refuses (the job then
 runs cold) and exits once a module file it imported has changed on disk.
 
 Each job is forked from the server before any torch op has run (no thread pool exists yet), with no module of
@@ -36,9 +37,13 @@ IDLE_S = float(os.environ.get("REPLICATE_WORKER_IDLE_S", 30))
 PROJECT_PACKAGES = ("shared", "replications")
 
 
+SHELL_DIRS = ("PWD", "OLDPWD")  # a shell's record of the working directory: sent with each job, not part of the key
+
+
 def key():
-    """What a warm job must share with a cold one: interpreter, working directory, environment."""
-    text = json.dumps([sys.executable, os.getcwd(), sorted(os.environ.items())])
+    """What a warm job must share with a cold one: interpreter and environment (the working directory travels with
+    each job)."""
+    text = json.dumps([sys.executable, sorted((k, v) for k, v in os.environ.items() if k not in SHELL_DIRS)])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -107,7 +112,8 @@ def start(command, log_file):
         return None
     try:
         socket.send_fds(conn, [b"J"], [stdin_fd(), log_file.fileno()])
-        conn.sendall(json.dumps(command[2:]).encode() + b"\n")
+        place = {"cwd": os.getcwd(), "env": {k: os.environ.get(k) for k in SHELL_DIRS}}
+        conn.sendall(json.dumps({**place, "argv": command[2:]}).encode() + b"\n")
         answer, rest = read_line(conn)  # "pid N"; anything else (refused, going away) means nothing ran
     except OSError:
         answer, rest = "", b""
@@ -183,7 +189,7 @@ def preload():
     import numpy  # noqa: F401
     import safetensors.torch  # noqa: F401
     import scipy.optimize  # noqa: F401  (permutation matching)
-    import scipy.stats  # noqa: F401  (shared.stats: about 1 CPU-s a job, more than torch's share)
+    import scipy.stats  # noqa: F401  (shared.stats imports spearmanr: about 0.8 CPU-s a cold job)
     import torch  # noqa: F401
     import yaml  # noqa: F401
 
@@ -218,13 +224,13 @@ def serve(path):
             conn.settimeout(None)
             with conn:
                 _, fds, _, _ = socket.recv_fds(conn, 1, 2)
-                argv = json.loads(read_line(conn)[0] or "null")
+                request = json.loads(read_line(conn)[0] or "null")
                 fresh = module_files() == stamps
-                if len(fds) == 2 and argv and fresh:
+                if len(fds) == 2 and isinstance(request, dict) and request.get("argv") and fresh:
                     if (pid := os.fork()) == 0:
                         listener.close()
                         lock.close()  # the lock says a server lives; this fork is a job's
-                        supervise(conn, argv, fds)
+                        supervise(conn, request, fds)
                     running.add(pid)
                 else:
                     conn.sendall(b"refused\n")
@@ -261,12 +267,12 @@ def record_cpu():
             f.write(f"{t.user + t.system:.2f} {t.children_user + t.children_system:.2f}\n")
 
 
-def supervise(conn, argv, fds):
+def supervise(conn, request, fds):
     """In a fork of the server: fork the job, tell the client its pid, wait, send its exit status and CPU time."""
     pid = os.fork()
     if pid == 0:
         conn.close()
-        run_job(argv, fds)
+        run_job(request, fds)
     for fd in fds:
         os.close(fd)
     try:
@@ -277,8 +283,17 @@ def supervise(conn, argv, fds):
         os._exit(0)
 
 
-def run_job(argv, fds):
-    """In the job's fork: become what `python -m argv[0] argv[1:]` would be, run it, exit as it would."""
+def run_job(request, fds):
+    """In the job's fork: become what `python -m argv[0] argv[1:]`, started in the client's working directory, would
+    be, run it, exit as it would."""
+    argv = request["argv"]
+    os.chdir(request["cwd"])
+    sys.path[0] = os.getcwd()  # `python -m` puts its working directory first: the client's checkout, not the server's
+    for name, value in request["env"].items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.dup2(fds[0], 0)

@@ -46,6 +46,27 @@ def test_a_warm_job_writes_and_exits_as_a_cold_one(tmp_path):
     assert status == 3 and warm == cold and cost["exit_status"] == 3 and cost["cpu_s"] >= 0
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/cmdline"), reason="tells warm from cold by /proc")
+def test_one_server_serves_jobs_in_other_directories(tmp_path):
+    """Each scratch copy of the test suite is its own directory: a job runs in its client's directory, with that
+    directory's modules first on sys.path, as a cold `python -m` there would."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, marker in ((first, "first"), (second, "second")):
+        folder.mkdir()
+        record = ("open('server', 'w').write(open(f'/proc/{os.getppid()}/stat').read().split()[3])\n"  # the fork's parent
+                  f"print('{marker}', os.getcwd())\nparent = ")
+        (folder / "probe_job.py").write_text(PROBE.replace("parent = ", record))
+    _, cold, _, _ = run_job(second, "cold", REPLICATE_WORKER="0")
+    run_job(first, "first")  # starts a server whose own directory is `first`
+    deadline, how = time.time() + load_scaled(30), "COLD"
+    while how != "WARM" and time.time() < deadline:
+        time.sleep(0.5)
+        _, warm, how, _ = run_job(second, "warm")
+    assert how == "WARM", "the warm worker never answered"
+    assert warm == cold and cold[2] == f"second {second}", (warm, cold)
+    assert (second / "server").read_text() == (first / "server").read_text()  # one server for both directories
+
+
 def test_the_server_sees_a_changed_module_file(tmp_path, monkeypatch):
     module = tmp_path / "stamped_module.py"
     module.write_text("X = 1\n")
