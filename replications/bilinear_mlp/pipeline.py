@@ -26,7 +26,6 @@ BENCHMARKS = ("bilinear_mlp", "bilinear_mlp_lm")  # results/benchmarks/<stem>.js
 
 LM_MLPS = ("bilinear", "reglu", "swiglu")  # App I compares exactly these three
 SAE_SITES = ("mlp_in", "mlp_out")
-LANGUAGE_ANALYSES = ("lm_loss", "lowrank", "negation", "sae_length")  # the metrics namespaces of the language part
 
 # metrics namespace -> (analysis script, experiment, inputs it reads, figures drawn from it); the theory part's
 # identities read the image part's weights
@@ -242,14 +241,14 @@ def analyses(paper):
     # the toy Boolean task (tutorial 0, App L) needs no dataset: its script trains its four tiny models and
     # analyses them in one job of seconds
     out.append(Analysis("boolean", script="theory.toy_boolean", params=cfg["boolean"], figures=("gates",)))
-    if not language_runs(cfg):
-        return out
 
     main = sae_sweep(cfg)[-1]  # the longest SAEs are the ones the circuit analyses read
     data = lm_data(cfg)
     circuit = {"lm": lm_checkpoint(paper), "sae_in": sae_checkpoint(paper, "mlp_in", main),
                "sae_out": sae_checkpoint(paper, "mlp_out", main), "data": data}
-    lm = dict(params=language_params(cfg), resources="analyze_language")
+    off = "" if language_runs(cfg) else (f"the language part is not run in this config (language.run: false; its "
+                                         f"dataset '{cfg['language']['dataset']}' is a download)")
+    lm = dict(params=language_params(cfg), resources="analyze_language", not_run=off)
     out += [
         Analysis("lm_loss", script="language.analyze_lm_loss", figures=("lmloss",), **lm,
                  reads={"histories": [lm_history(paper, m) for m in LM_MLPS], "data": data}),
@@ -273,7 +272,4 @@ def skipped(paper):
                            f"'{cfg['experiments'][experiment]['dataset']}' is not in datasets {cfg['datasets']}")
         else:
             reasons[ns] = f"experiment '{experiment}' is not in the {paper.tier} tier"
-    if not language_runs(cfg):
-        reasons |= dict.fromkeys(LANGUAGE_ANALYSES, f"the language part is not run in this config (language.run: "
-                                                    f"false; its dataset '{cfg['language']['dataset']}' is a download)")
     return reasons

@@ -52,21 +52,16 @@ def steps(paper):
 def analyses(paper):
     cfg = paper.cfg
     width = {e: checkpoint_path(paper, e) for e in experiments(cfg) if e != "grok"}
-    grokking = Analysis("grokking", script="analyze_grokking",
-                        reads={"checkpoint": checkpoint_path(paper, "grok"), "history": history_path(paper, "grok")},
-                        params={**cfg["analysis"], "word": cfg["word"]}, figures=("grokking", "fraction"))
+    off = "" if cfg["grok"]["run"] else (  # grok.run: false
+        "the training-fraction sweep (grok) is not run in this config (grok.run: false; at the full tier it is 100 "
+        "runs of 20k full-batch steps on S5, GPU hours)")
     return [
         Analysis("algebra", script="analyze_algebra", params=cfg["algebra"], figures=("ranks",)),
-        *([grokking] if cfg["grok"]["run"] else []),
+        Analysis("grokking", script="analyze_grokking",
+                 reads={"checkpoint": checkpoint_path(paper, "grok"), "history": history_path(paper, "grok")},
+                 params={**cfg["analysis"], "word": cfg["word"]}, figures=("grokking", "fraction"), not_run=off),
         Analysis("width", script="analyze_width", reads={"checkpoints": list(width.values())},
                  params={**cfg["analysis"], "word": cfg["word"], "als": cfg["algebra"]["als"]},
                  figures=("width",)),
     ]
 
-
-def skipped(paper):
-    """The grokking sweep where this config does not run it (grok.run: false), with the reason its claims are NOT RUN."""
-    if paper.cfg["grok"]["run"]:
-        return {}
-    return {"grokking": "the training-fraction sweep (grok) is not run in this config (grok.run: false; at the full tier "
-                        "it is 100 runs of 20k full-batch steps on S5, GPU hours)"}

@@ -59,19 +59,14 @@ def steps(paper):
 
 def analyses(paper):
     cfg = paper.cfg
-    trainability = Analysis("trainability", script="analyze_trainability",
-                            reads={**paper.model_files("images"), "data": data_path(cfg)},
-                            params={"images": cfg["images"], "analysis": cfg["analysis"]}, figures=("collapse", "sweep"))
+    off = "" if cfg["images"]["run"] else (
+        f"the image experiments are not run in this config (images.run: false; at the full tier they are "
+        f"{cfg['images']['arch']} on {cfg['images']['dataset']}, GPU hours)")
     return [
         Analysis("expressivity", script="analyze_expressivity", reads={"checkpoint": paper.model_files("toy")[
             "checkpoint"]}, params={"toy": cfg["toy"], "dimension": cfg["dimension"]}, figures=("regression",)),
-        *([trainability] if cfg["images"]["run"] else []),
+        Analysis("trainability", script="analyze_trainability",
+                 reads={**paper.model_files("images"), "data": data_path(cfg)},
+                 params={"images": cfg["images"], "analysis": cfg["analysis"]}, figures=("collapse", "sweep"),
+                 not_run=off),
     ]
-
-
-def skipped(paper):
-    """The image experiments where this config does not run them (images.run: false): their claims read NOT RUN."""
-    if paper.cfg["images"]["run"]:
-        return {}
-    return {"trainability": f"the image experiments are not run in this config (images.run: false; at the full tier "
-                            f"they are {paper.cfg['images']['arch']} on {paper.cfg['images']['dataset']}, GPU hours)"}

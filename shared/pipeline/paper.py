@@ -7,7 +7,8 @@
     def check(cfg): ...               # cross-key checks the schema cannot express; raise ConfigError (optional)
     def steps(paper): ...             # [Step(...)]: the script steps that make what analyses read (data, train, ...)
     def analyses(paper): ...          # [Analysis(...)]: what each metrics namespace reads, and its figures
-    def skipped(paper): ...           # {namespace: reason} for analyses this tier does not run (optional)
+    def skipped(paper): ...           # {namespace: reason} for analyses this tier does not run (optional; an
+                                      # Analysis declared with not_run="<reason>" is one too)
 
 Steps and analyses run by the shared rules of shared/pipeline/rules/paper.smk. A `rules.smk` beside pipeline.py is
 optional and holds only rules no Step can express; each reaches this object as `P`.
@@ -43,6 +44,7 @@ class Analysis:
     params: dict = field(default_factory=dict)
     figures: tuple = ()
     resources: str = "analyze"  # the key of the paper's RESOURCES that sizes this job
+    not_run: str = ""  # why this config leaves it out (a part switched off): its claims read NOT RUN, with this reason
 
 
 @dataclass(frozen=True)
@@ -164,8 +166,10 @@ class Paper:
             except ConfigError as error:
                 raise ConfigError(f"{name} ({other} tier, --config override of a tier not run): {error}") from None
         with self._declaring("analyses(paper)"):  # declarations may check what the schema cannot (run names, say)
-            self.analyses = {a.ns: a for a in self.module.analyses(self)}
-            self.skipped = getattr(self.module, "skipped", lambda paper: {})(self)
+            declared = self.module.analyses(self)
+            self.analyses = {a.ns: a for a in declared if not a.not_run}
+            self.skipped = {a.ns: a.not_run for a in declared if a.not_run}
+            self.skipped |= getattr(self.module, "skipped", lambda paper: {})(self)
         with self._declaring("steps(paper)"):
             steps = getattr(self.module, "steps", lambda paper: [])(self)
         self.steps = {s.name: s for s in steps}

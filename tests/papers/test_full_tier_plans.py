@@ -47,3 +47,20 @@ def test_full_tier_plans_with_each_profile(full_tier_plans, name, profile):
     for out in outs:
         assert f"reports/{name}/full/report.md" in out
         assert f"{name}_report" in planned_rules(out)
+
+
+SCALED = [p for p in PAPERS if (ROOT / "replications" / p / "paper_scale.yaml").is_file()]
+
+
+@pytest.mark.parametrize("name", SCALED)
+def test_the_paper_scale_part_names_what_it_leaves_out(name):
+    """A declared paper-scale part may switch parts of the full tier off, never lose them: every metrics namespace
+    of the full tier is either run or skipped with its reason (its claims then read NOT RUN, saying why)."""
+    from shared.pipeline.config import paper_scale_config
+    from shared.pipeline.paper import Paper
+
+    full = Paper(name, "full", root=ROOT)
+    scale = Paper(name, "full", {"full": paper_scale_config(ROOT / "replications" / name)}, root=ROOT)
+    assert not set(scale.analyses) & set(scale.skipped)
+    assert set(full.analyses) | set(full.skipped) == set(scale.analyses) | set(scale.skipped)
+    assert all(scale.skipped.values())
