@@ -55,10 +55,6 @@ def data_path(cfg):
     return f"data/prepared/{cfg['dataset']}.safetensors"
 
 
-def model_paths(paper, group):
-    return {"checkpoint": paper.out(f"models/{group}.safetensors"), "history": paper.out(f"models/{group}.json")}
-
-
 def train_params(cfg, group):
     """The slice of the config one group's training reads: the other group's settings retrain nothing here."""
     keys = ("device", "dataset", "image_shape", "d_input", "n_classes", "seeds", "monet")
@@ -70,14 +66,14 @@ def steps(paper):
     cfg = paper.cfg
     return [
         Step("train", script="train", priority=1, wildcards={"group": "|".join(GROUPS)},
-             inputs={"data": data_path(cfg)}, outputs=model_paths(paper, "{group}"),
+             inputs={"data": data_path(cfg)}, outputs=paper.model_files("{group}"),
              params=lambda w: train_params(cfg, w.group)),
     ]
 
 
 def analyses(paper):
     cfg = paper.cfg
-    reads = {f"{group}_{k}": v for group in GROUPS for k, v in model_paths(paper, group).items()}
+    reads = {f"{group}_{k}": v for group in GROUPS for k, v in paper.model_files(group).items()}
     return [
         Analysis("accuracy", script="analyze_accuracy", reads={**reads, "data": data_path(cfg)},
                  params={"seeds": cfg["seeds"], "device": cfg["device"]}, figures=("accuracy",)),
