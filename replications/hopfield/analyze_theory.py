@@ -77,7 +77,7 @@ def retrieval_rate(X, c, gen, rule):
     cols = torch.rand(len(q), d, generator=gen).argsort(-1)[:, :flips]
     q.scatter_(1, cols, -q.gather(1, cols))
     if rule == "modern":
-        new = hopfield_update(X, q, c["beta"])
+        new = torch.cat([hopfield_update(X, part, c["beta"]) for part in q.split(64)])  # (64, N) at a time
     else:
         W = X.T @ X
         W.fill_diagonal_(0)
