@@ -13,5 +13,6 @@ for ax, g in zip(axes[0], gammas):
                 ax.plot(arrays["x"], arrays["curves"][i], color=colour, lw=1.2, label=kind)
     ax.set_title(f"gamma = {g[1:]}")
     ax.set_xlabel("x")
+    ax.set_ylabel("f(x)")
 axes[0][0].legend(fontsize=7)
 save(fig, args.out)

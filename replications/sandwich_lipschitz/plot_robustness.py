@@ -16,6 +16,7 @@ for i, name in enumerate(str(n) for n in arrays["names"]):
 for ax, title in zip(axes[0], ("certified accuracy", "accuracy under l2 PGD")):
     ax.set_title(title)
     ax.set_xlabel("l2 radius eps")
+    ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1)
 axes[0][1].legend(fontsize=6)
 save(fig, args.out)
