@@ -29,7 +29,11 @@ def n_params(module):
 
 
 def counted_macs(module, d_in, batch=3):
-    """Multiply-adds per example as torch's FLOP counter sees a forward pass (it counts 2 per multiply-add)."""
+    """Multiply-adds per example as torch's FLOP counter sees an eval-mode forward pass (it counts 2 per
+    multiply-add), after a first pass: a layer whose weights are formed from its parameters (the sandwich layer's
+    Cayley transform) forms them once per update, not per example."""
+    module.eval()
+    module(torch.randn(1, d_in))
     with FlopCounterMode(display=False) as counter:
         module(torch.randn(batch, d_in))
     return counter.get_total_flops() // (2 * batch)
