@@ -1,7 +1,8 @@
 """Loss against compute per structure and arm: the fitted scaling exponents (shared.stats.linear_fit of log final
 train loss and of log test error against log hidden-layer MACs; exponent = -slope), the structures at the largest
 matched compute (each family's width whose hidden MACs are closest in log to the widest dense model's), the
-naive-lr penalty at the widest BTT and Kronecker widths, and monotonicity in width."""
+naive-lr penalty at the widest BTT and Kronecker widths, and monotonicity in width. Several seeds: every metric is
+computed on the curves of the mean over seeds (each width's final train loss and test error averaged first)."""
 import math
 from itertools import pairwise
 
@@ -12,11 +13,17 @@ from shared.pipeline.run import start_run, write_metrics
 from shared.stats import linear_fit
 
 STRUCTURED = ("btt", "monarch", "kronecker", "low_rank")
+MEANS = ("train_loss", "test_error", "test_loss", "final_train_error")  # averaged over seeds; the rest is per width
 
 
 def curve(runs, structure):
-    rows = sorted((r for r in runs.values() if r["structure"] == structure), key=lambda r: r["width"])
-    return rows
+    """One row per width of a structure, its losses and errors the mean over the seeds it was trained at."""
+    by_width = {}
+    for r in runs.values():
+        if r["structure"] == structure:
+            by_width.setdefault(r["width"], []).append(r)
+    return [{**rows[0], **{k: float(np.mean([r[k] for r in rows])) for k in MEANS}, "seeds": len(rows)}
+            for _, rows in sorted(by_width.items())]
 
 
 def exponent(rows, key):
