@@ -63,7 +63,7 @@ def history_path(paper, arm):
 
 
 def train_params(cfg):
-    keys = ("d_input", "n_classes", "model", "batch_size", "steps", "label_smoothing", "tail", "seed", "base_width",
+    keys = ("d_input", "n_classes", "model", "batch_size", "steps", "label_smoothing", "tail", "seeds", "base_width",
             "device")
     return {k: cfg[k] for k in keys}
 
@@ -91,7 +91,7 @@ def analyses(paper):
                  params={}, figures=("scaling",)),
         Analysis("identities", script="analyze_identities", reads={},
                  params={"widths": cfg["widths"], "model": cfg["model"], "d_input": cfg["d_input"],
-                         "n_classes": cfg["n_classes"], "seed": cfg["seed"],
+                         "n_classes": cfg["n_classes"], "seed": cfg["seeds"][0],
                          **cfg["analysis"]},
                  figures=("init_norms",)),
     ]

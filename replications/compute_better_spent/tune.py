@@ -17,18 +17,19 @@ from .model import build, dense_base_multipliers
 def main():
     run = start_run("data", "out")
     p = run.params
+    seed = p["seeds"][0]  # the base lr is tuned once, at the first seed
     data = to_device(load_images(run.args.data), run.device)
     spec = spec_of(p, "dense", p["base_width"])
     base = dense_base_multipliers(spec, p["base_width"])
-    order = batches(len(data["y_train"]), p["batch_size"], p["steps"], run.generator(p["seed"], "batches"))
+    order = batches(len(data["y_train"]), p["batch_size"], p["steps"], run.generator(seed, "batches"))
     losses = []
     for lr in p["lr_grid"]:
-        torch.manual_seed(p["seed"])
-        model, rows = build(spec, "aware", run.generator(p["seed"], "init"))
+        torch.manual_seed(seed)
+        model, rows = build(spec, "aware", run.generator(seed, "init"))
         model.to(run.device)
         result = train_model(model, param_groups(rows, lr, base_layers=base), data,
                              order, p["steps"], p["label_smoothing"], p["tail"],
-                             augmentation(p, run.generator(p["seed"], "augment")))
+                             augmentation(p, run.generator(seed, "augment")))
         losses.append(result["train_loss"])
         print(f"dense w={p['base_width']} lr={lr:g}: train loss {result['train_loss']:.4f}", flush=True)
     refined = optimal_on_grid(p["lr_grid"], losses)

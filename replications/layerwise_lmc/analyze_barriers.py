@@ -2,6 +2,9 @@
 (claims F1-F3), the shared-init control (K2) and the bilinear extension (X1). Loss and error, train and test, both
 directions. Arrays: the heat map over layer rows (full model, then hidden.0 .. hidden.<D-1>, out) x depth.
 
+Several seed pairs: each metric is the mean over pairs, or the worst pair for a metric that is already the worst
+case (WORST); the arrays draw the first pair.
+
 Diagnostic added after the first run (no claim reads it; deviations.md says why): the same table after B's hidden
 units are permuted onto A's by weight matching (Git Re-Basin, shared.nn.permutation), which puts two different-init
 nets into one hidden basis, as a shared init does. Metrics `aligned_*`."""
@@ -13,40 +16,30 @@ import numpy as np
 from shared.nn.permutation import apply_permutation, mlp_spec, weight_matching
 from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import DIRECTIONS, MEASURES, Evaluator, barrier_table, load_data, max_single, ratio, states_at
+from .common import (
+    DIRECTIONS,
+    MEASURES,
+    Evaluator,
+    barrier_table,
+    load_data,
+    max_single,
+    over_pairs,
+    pairs_of,
+    ratio,
+    states_at,
+)
+
+# metrics that are already the worst case over depths or layers: the worst seed pair (the rest: the mean over pairs)
+WORST = {"full_barrier_min": min, "ratio_drop_min": min, "ratio_deepest": max}
 
 
-def main():
-    run = start_run("data", "metrics", "arrays", many=("checkpoints",))
-    p = run.params
-    data = None
-    tables, aligned, meta0 = {}, {}, None
-    for path in run.args.checkpoints:
-        models, specs, meta = load_models(path)
-        meta0 = meta0 or meta
-        if data is None:
-            data = load_data(run.args.data, p["dataset"])
-        a, b = states_at(models, specs)
-        ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
-        tables[meta["experiment"]] = barrier_table(ev, a, b)
-        t = tables[meta["experiment"]]
-        if meta["experiment"] in p["depth_sweep"]:
-            spec = mlp_spec([g for g in t["groups"]])
-            perm, sweeps = weight_matching(spec, a, b, seed=0)
-            aligned[meta["experiment"]] = barrier_table(ev, a, apply_permutation(spec, perm, b))
-            print(f"  aligned ({sweeps} sweeps): full {aligned[meta['experiment']]['full']['train_loss']:.3f}, "
-                  f"max single {max_single(aligned[meta['experiment']]):.3f}", flush=True)
-        print(f"{meta['experiment']}: ends {t['ends']}, full {t['full']['train_loss']:.3f}, "
-              f"max single {max_single(t):.3f}", flush=True)
-
-    m, info = {}, {"measures": list(MEASURES), "units": "loss in nats, error in percentage points"}
-    sweep = p["depth_sweep"]
-    depths = []
+def pair_metrics(tables, aligned, p):
+    """The metrics of one seed pair from its barrier tables ({experiment: table}) and the aligned depth sweep."""
+    m = {}
     ratios = []
-    for name in sweep:
+    for name in p["depth_sweep"]:
         t = tables[name]
         d = len(t["groups"]) - 1
-        depths.append(d)
         for measure in MEASURES:
             m[f"full_{measure}_d{d}"] = t["full"][measure]
             m[f"max_single_{measure}_d{d}"] = max_single(t, measure)
@@ -60,7 +53,7 @@ def main():
         m[f"aligned_full_d{d}"] = al["full"]["train_loss"]
         m[f"aligned_max_single_d{d}"] = max_single(al)
         m[f"aligned_ratio_d{d}"] = ratio(max_single(al), al["full"]["train_loss"])
-    m["full_barrier_min"] = min(tables[n]["full"]["train_loss"] for n in sweep)
+    m["full_barrier_min"] = min(tables[n]["full"]["train_loss"] for n in p["depth_sweep"])
     drops = [r0 - r1 for r0, r1 in pairwise(ratios)]
     m["ratio_drop_min"] = float("nan") if any(math.isnan(d) for d in drops) else min(drops)  # NaN: a pair had no barrier
     m["ratio_deepest"] = ratios[-1]
@@ -72,6 +65,43 @@ def main():
     m["bilinear_max_single"] = max_single(bl)
     m["bilinear_ratio"] = ratio(max_single(bl), bl["full"]["train_loss"])
     m["bilinear_full_test_err"] = bl["full"]["test_err"]
+    return m
+
+
+def main():
+    run = start_run("data", "metrics", "arrays", many=("checkpoints",))
+    p = run.params
+    data = None
+    tables, aligned, meta0 = {}, {}, None  # {pair: {experiment: barrier table}}
+    for path in run.args.checkpoints:
+        models, specs, meta = load_models(path)
+        meta0 = meta0 or meta
+        if data is None:
+            data = load_data(run.args.data, p["dataset"])
+        name = meta["experiment"]
+        ev = Evaluator(next(iter(models.values())), data, run.device, p["eval_train_max"], p["chunk"])
+        for pair in pairs_of(specs):
+            a, b = states_at(models, specs, pair=pair)
+            t = tables.setdefault(pair, {})[name] = barrier_table(ev, a, b)
+            if name in p["depth_sweep"]:
+                spec = mlp_spec([g for g in t["groups"]])
+                perm, sweeps = weight_matching(spec, a, b, seed=0)
+                al = aligned.setdefault(pair, {})[name] = barrier_table(ev, a, apply_permutation(spec, perm, b))
+                print(f"  pair {pair} aligned ({sweeps} sweeps): full {al['full']['train_loss']:.3f}, "
+                      f"max single {max_single(al):.3f}", flush=True)
+            print(f"{name} pair {pair}: ends {t['ends']}, full {t['full']['train_loss']:.3f}, "
+                  f"max single {max_single(t):.3f}", flush=True)
+
+    pairs = sorted(tables)
+    per_pair = [pair_metrics(tables[k], aligned[k], p) for k in pairs]
+    m = over_pairs(per_pair, WORST)
+    info = {"measures": list(MEASURES), "units": "loss in nats, error in percentage points", "figures_pair": pairs[0],
+            "per_pair": {str(k): {key: pm[key] for key in (*WORST, "shared_full_barrier", "bilinear_full_barrier")}
+                         for k, pm in zip(pairs, per_pair)}}
+    sweep = p["depth_sweep"]
+    tables, aligned = tables[pairs[0]], aligned[pairs[0]]  # the figures draw the first pair
+    depths = [len(tables[name]["groups"]) - 1 for name in sweep]
+    sh, bl = tables[p["shared_init"]], tables[p["bilinear"]]
 
     # heat map: rows full, hidden.0 .. hidden.<Dmax-1>, out; one column per depth-sweep pair
     rows = ["full"] + [f"hidden.{i}" for i in range(max(depths))] + ["out"]

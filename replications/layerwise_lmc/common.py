@@ -1,11 +1,15 @@
-"""What this paper's scripts share: the experiments' run specs, the prepared data as tensors, the trained pairs, and
-the midpoint barriers of dossier 2.1 (whole model and one layer group at a time, both directions).
+"""What this paper's scripts share: the experiments' run specs, the prepared data as tensors, the trained pairs, the
+midpoint barriers of dossier 2.1 (whole model and one layer group at a time, both directions), and the scoring over
+seed pairs.
 
 Barrier (dossier 2.1, the official code's definition): B = L(theta_mid) - (L(theta_A) + L(theta_B)) / 2, with
 theta_mid the midpoint of the whole model, or A (B) with one layer group S averaged ("into A" / "into B"); the
 reference is the mean of the two FULL models, not of the one-layer path's own endpoints. Computed for the loss
 (nats) and the error (percentage points, 100 - accuracy), on the training and the test split.
 """
+import math
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -25,19 +29,22 @@ def experiment_spec(cfg, name):
 
 
 def run_specs(cfg, name, d_input, n_classes):
-    """The run spec of models A and B at every saved epoch. Different inits: A from seed a, B from seed b; a shared
-    init: both from seed a. The data order always follows the run's own seed (a or b)."""
+    """The run spec of models A and B of every seed pair k at every saved epoch (run `p<k>_<a|b>_e<epoch>`).
+    Different inits: A from seed a, B from seed b; a shared init: both from seed a. The data order always follows
+    the run's own seed (a or b)."""
     spec = experiment_spec(cfg, name)
     epochs = spec["train"]["epochs"]
     saved = sorted(set(spec.get("checkpoints", [])) | {epochs})
     out = []
-    for role in DIRECTIONS:
-        order_seed = cfg["seeds"][role]
-        init_seed = cfg["seeds"]["a"] if spec["shared_init"] else order_seed
-        for epoch in saved:
-            out.append({"name": f"{role}_e{epoch}", "role": role, "epoch": epoch, "seed": init_seed,
-                        "order_seed": order_seed, "model": spec["model"], "depth": spec.get("depth", 0),
-                        "width": cfg["width"], "d_input": d_input, "n_classes": n_classes})
+    for pair, seeds in enumerate(cfg["seeds"]):
+        for role in DIRECTIONS:
+            order_seed = seeds[role]
+            init_seed = seeds["a"] if spec["shared_init"] else order_seed
+            for epoch in saved:
+                out.append({"name": f"p{pair}_{role}_e{epoch}", "pair": pair, "role": role, "epoch": epoch,
+                            "seed": init_seed, "order_seed": order_seed, "model": spec["model"],
+                            "depth": spec.get("depth", 0), "width": cfg["width"], "d_input": d_input,
+                            "n_classes": n_classes})
     return out
 
 
@@ -49,10 +56,29 @@ def load_data(path, dataset):
     return load_images(path, layout="flat")
 
 
-def states_at(models, specs, epoch=None):
-    """(state A, state B) at `epoch` (default: the last saved), as plain float tensors."""
+def pairs_of(specs):
+    """The seed pairs a checkpoint holds: [0, 1, ...]."""
+    return sorted({s["pair"] for s in specs.values()})
+
+
+def states_at(models, specs, epoch=None, pair=0):
+    """(state A, state B) of one seed pair at `epoch` (default: the last saved), as plain float tensors."""
     epoch = max(s["epoch"] for s in specs.values()) if epoch is None else epoch
-    return tuple(copy_state(models[f"{r}_e{epoch}"]) for r in DIRECTIONS)
+    return tuple(copy_state(models[f"p{pair}_{r}_e{epoch}"]) for r in DIRECTIONS)
+
+
+def over_pairs(per_pair, worst=None):
+    """One metrics dict from one per seed pair: the mean over pairs, or, for a key of `worst` ({key: min or max}: a
+    metric that is already the worst case over depths, layers or checkpoints), the worst pair. NaN stays NaN."""
+    worst = worst or {}
+
+    def one(key):
+        values = [m[key] for m in per_pair]
+        if any(math.isnan(v) for v in values):
+            return float("nan")
+        return worst[key](values) if key in worst else float(np.mean(values))
+
+    return {key: one(key) for key in per_pair[0]}
 
 
 class Evaluator:

@@ -1,4 +1,4 @@
-"""Train the pair (A, B) of one experiment and save both at every checkpoint epoch (epoch 0 = the init) into one
+"""Train the pair (A, B) of one experiment, once per seed pair, and save every model at every checkpoint epoch (epoch 0 = the init) into one
 safetensors checkpoint, with the per-epoch history.
 
 Adam (constant learning rate, the quick tier) or SGD with momentum and weight decay; `schedule: warmup_cosine` (the
@@ -76,11 +76,11 @@ def main():
     d_input = data["x_train"][0].numel()
     specs = run_specs(p["cfg"], p["experiment"], d_input, int(data["y_train"].max()) + 1)
     models, history = {}, {}
-    for role in ("a", "b"):
-        mine = [s for s in specs if s["role"] == role]
+    for pair, role in sorted({(s["pair"], s["role"]) for s in specs}):
+        mine = [s for s in specs if (s["pair"], s["role"]) == (pair, role)]
         seed_everything(run.seed(mine[0]["seed"], "init"))  # the init depends on the init seed only
         model = build(mine[0])
-        states, history[role] = train_one(model, mine, spec["train"], data, run, run.device)
+        states, history[f"p{pair}_{role}"] = train_one(model, mine, spec["train"], data, run, run.device)
         for s in mine:
             m = build(s)
             # a smoke run's capped loop skips the epochs between its first steps and its last: their snapshots are not

@@ -6,6 +6,7 @@ Controls: A_x applied to another image z is not f(z) (the map is local); f itsel
 Findings (the paper's classification statements): the bias share |b_c| / (|A_c x| + |b_c|) of the predicted logit,
 the pixel vote A_c x alone picking the network's class, the rows A_c depending on x, the predicted class's row
 resembling the input most.
+Each metric is the mean over the checkpoint's seeds, an identity's error the worst seed; figures show the first seed.
 """
 import copy
 
@@ -16,9 +17,10 @@ from shared.nn.dynamic_linear import FrozenGates, dynamic_linear_map
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import rel_err
 
-from .common import load_data
+from .common import load_data, over_seeds, seeds_of
 
 # what the paper analyses that this replication does not run, with the reason (the claims read NOT RUN)
+IDENTITIES = ("replay_rel_err", "probe_linearity_err", "jacobian_gap", "nobias_bias_max")  # worst seed, not mean
 NOT_RUN = {
     "imagenet_bias_share": "ImageNet classifiers (VGG/ResNet) and ImageNet images are not available offline; the full "
                            "tier runs a VGG-like CNN trained on CIFAR-10 instead",
@@ -66,23 +68,17 @@ def bias_by_layer(model, x):
     return torch.stack(parts)
 
 
-def main():
-    run = start_run("checkpoint", "data", "metrics", "arrays")
-    args, p = run.args, run.params
-    models, specs, meta = load_models(args.checkpoint)
-    data = load_data(args.data)
-    pick = spread(len(data["x_test"]), p["images"])  # the test split is sorted by class: take every class
-    x = data["x_test"][pick].to(run.device, torch.float64)
-    y = data["y_test"][pick].to(run.device)
+def measure(run, cnn, cnn_nobias, seed, x, y):
+    """The metrics of one seed's CNN pair at the analysed images x (float64), and the arrays its figures draw."""
     n = len(x)
-    cnn = models["cnn"].to(run.device)
+    cnn = cnn.to(run.device)
     net = copy.deepcopy(cnn).double().eval()
 
     lin = dynamic_linear_map(cnn, x)  # weight (N, classes, pixels), bias (N, classes), output = f(x) in float64
     A, b, f = lin.weight, lin.bias, lin.output
     pred = f.argmax(1)
     other = x.roll(1, 0)  # another test image for each image
-    noise = torch.randn(x.shape, generator=run.generator(0, "probe", "cpu"), dtype=torch.float64).to(run.device)
+    noise = torch.randn(x.shape, generator=run.generator(seed, "probe", "cpu"), dtype=torch.float64).to(run.device)
 
     hooks = FrozenGates(net)
     with torch.no_grad():
@@ -113,7 +109,7 @@ def main():
     Ac = A - A.mean(2, keepdim=True)
     corr = (Ac @ xc.unsqueeze(-1)).squeeze(-1) / (Ac.norm(dim=2) * xc.norm(dim=1, keepdim=True)).clamp_min(1e-300)
 
-    nobias = dynamic_linear_map(models["cnn_nobias"].to(run.device), x)
+    nobias = dynamic_linear_map(cnn_nobias.to(run.device), x)
     layers = bias_by_layer(cnn, x)  # (layers, N, classes)
     layer_abs = layers.gather(2, pred.view(1, n, 1).expand(len(layers), n, 1)).squeeze(2).abs()
     layer_share = (layer_abs / layer_abs.sum(0, keepdim=True)).median(1).values
@@ -136,12 +132,29 @@ def main():
         "positive_vote_share_median": med((votes * x).clamp_min(0).sum(1) / (votes * x).abs().sum(1)),
         **{f"bias_layer_share_{i}": v.item() for i, v in enumerate(layer_share)},
     }
-    k = spread(n, p["figure_images"]).to(run.device)
-    arrays = {"x": x[k].cpu().numpy(), "rows": votes[k].cpu().numpy(), "labels": y[k].cpu().numpy(),
-              "pred": pred[k].cpu().numpy(), "bias": b_pred[k].cpu().numpy(), "pixel": v_pred[k].cpu().numpy(),
-              "share": share.cpu().numpy(), "share_all": share_all.flatten().cpu().numpy(),
-              "image_shape": np.array([specs["cnn"]["in_channels"], specs["cnn"]["size"], specs["cnn"]["size"]])}
-    info = {"images": n, "dtype": "float64", "bias_layers": len(layers),
+    arrays = {"x": x, "rows": votes, "labels": y, "pred": pred, "bias": b_pred, "pixel": v_pred, "share": share,
+              "share_all": share_all.flatten()}
+    return metrics, arrays, len(layers)
+
+
+def main():
+    run = start_run("checkpoint", "data", "metrics", "arrays")
+    args, p = run.args, run.params
+    models, specs, meta = load_models(args.checkpoint)
+    data = load_data(args.data)
+    pick = spread(len(data["x_test"]), p["images"])  # the test split is sorted by class: take every class
+    x = data["x_test"][pick].to(run.device, torch.float64)
+    y = data["y_test"][pick].to(run.device)
+    seeds = seeds_of(specs)
+    per_seed = [measure(run, models[f"cnn_s{s}"], models[f"cnn_nobias_s{s}"], s, x, y) for s in seeds]
+    metrics = over_seeds([m for m, _, _ in per_seed], worst=IDENTITIES)
+    _, first, layers = per_seed[0]
+    k = spread(len(x), p["figure_images"]).to(run.device)
+    arrays = {**{key: first[key][k].cpu().numpy() for key in ("x", "rows", "labels", "pred", "bias", "pixel")},
+              "share": first["share"].cpu().numpy(), "share_all": first["share_all"].cpu().numpy(),
+              "image_shape": np.array([specs[f"cnn_s{seeds[0]}"][key] for key in ("in_channels", "size", "size")])}
+    info = {"images": len(x), "dtype": "float64", "bias_layers": layers, "figures_seed": seeds[0],
+            "per_seed": {str(s): m for s, (m, _, _) in zip(seeds, per_seed)},
             "bias_layer_note": "bias_layer_share_i: median over images of layer i's share of |b_x| (predicted class), "
                                "layers in forward order (convs, then the linear head)"}
     write_metrics(args.metrics, metrics, meta, info=info, arrays=arrays, arrays_path=args.arrays, skipped=NOT_RUN)

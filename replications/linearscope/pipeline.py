@@ -48,7 +48,7 @@ def steps(paper):
              params={k: v for k, v in cfg.items() if k != "analysis"}),
         Step("train_sr", script="train_sr", inputs=data,
              outputs={"checkpoint": paper.out("models/sr.safetensors"), "history": paper.out("models/sr.json")},
-             params={k: cfg[k] for k in ("device", "dataset", "image", "seed", "sr")}),
+             params={k: cfg[k] for k in ("device", "dataset", "image", "seeds", "sr")}),
     ]
 
 

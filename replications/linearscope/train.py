@@ -1,4 +1,5 @@
-"""Train every model of the config (CNN with biases, the same CNN without, bilinear MLP) in one run."""
+"""Train every model of the config (CNN with biases, the same CNN without, bilinear MLP) at every seed, in one run:
+run `<model>_s<seed>`."""
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
@@ -13,8 +14,8 @@ def main():
     p = run.params
     data = load_data(run.args.data)
     # the mnist_5k splits are sorted by class; the trainer draws a fresh permutation per epoch, so no shuffle here
-    specs = [{"name": name, "seed": p["seed"], "n_classes": p["n_classes"], **p["image"], **model}
-             for name, model in p["models"].items()]
+    specs = [{"name": f"{name}_s{seed}", "seed": seed, "n_classes": p["n_classes"], **p["image"], **model}
+             for seed in p["seeds"] for name, model in p["models"].items()]
     models = {}
     for spec in specs:
         seed_everything(run.seed(spec["seed"], "init"))

@@ -45,3 +45,16 @@ def test_explicit_matrix(structure, opts):
     x = torch.randn(4, 16, dtype=torch.float64)
     with torch.no_grad():
         assert torch.allclose(layer(x), x @ explicit(layer).T, atol=1e-12)
+
+
+def test_curve_is_the_mean_over_seeds_per_width():
+    from replications.compute_better_spent.analyze_scaling import curve
+    run = {"structure": "btt", "hidden_macs": 10, "test_loss": 1.0, "final_train_error": 0.1}
+    runs = {"w4-s0": {**run, "width": 4, "seed": 0, "train_loss": 1.0, "test_error": 0.2},
+            "w4-s1": {**run, "width": 4, "seed": 1, "train_loss": 2.0, "test_error": 0.4},
+            "w2-s0": {**run, "width": 2, "seed": 0, "train_loss": 3.0, "test_error": 0.5},
+            "dense": {**run, "structure": "dense", "width": 2, "seed": 0, "train_loss": 9.0, "test_error": 0.9}}
+    rows = curve(runs, "btt")
+    assert [(r["width"], r["train_loss"], r["seeds"]) for r in rows] == [(2, 3.0, 1), (4, 1.5, 2)]
+    assert rows[1]["test_error"] == pytest.approx(0.3)
+    assert [(r["width"], r["train_loss"]) for r in curve(runs, "btt", seed=1)] == [(4, 2.0)]

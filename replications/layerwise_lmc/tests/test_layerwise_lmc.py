@@ -24,10 +24,19 @@ def test_committed_tiers_declare_every_analysis_and_checkpoint(tier):
 
 def test_shared_init_pair_shares_its_init_only():
     cfg = load_papers([PAPER], "quick", {})[PAPER].cfg
-    shared = common.run_specs(cfg, "shared_d4", 784, 10)
-    different = common.run_specs(cfg, "mlp_d4", 784, 10)
-    assert len({s["seed"] for s in shared}) == 1 and len({s["order_seed"] for s in shared}) == 2
-    assert len({s["seed"] for s in different}) == 2
+    assert len(cfg["seeds"]) == 3  # the quick main run trains three seed pairs (issue 35)
+    for pair in range(len(cfg["seeds"])):
+        shared = [s for s in common.run_specs(cfg, "shared_d4", 784, 10) if s["pair"] == pair]
+        different = [s for s in common.run_specs(cfg, "mlp_d4", 784, 10) if s["pair"] == pair]
+        assert len({s["seed"] for s in shared}) == 1 and len({s["order_seed"] for s in shared}) == 2
+        assert len({s["seed"] for s in different}) == 2
+
+
+def test_over_pairs_means_or_keeps_the_worst_pair():
+    per_pair = [{"ratio": 0.1, "low": 1.0, "gap": 1e-12}, {"ratio": 0.3, "low": 0.4, "gap": 3e-12}]
+    assert common.over_pairs(per_pair, {"low": min, "gap": max}) == {"ratio": pytest.approx(0.2), "low": 0.4,
+                                                                      "gap": 3e-12}
+    assert np.isnan(common.over_pairs([{"low": float("nan")}, {"low": 1.0}], {"low": min})["low"])
 
 
 def test_layer_groups_of_the_models():

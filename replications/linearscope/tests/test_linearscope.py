@@ -68,3 +68,10 @@ def test_sr_net_is_exactly_replayed_and_doubles_the_side():
     lin = dynamic_linear_map(net, x)
     assert lin.weight.shape == (2, 3 * 8 * 8, 3 * 4 * 4)
     assert rel_err((lin.weight @ x.unsqueeze(-1)).squeeze(-1) + lin.bias, net(x), per_sample=True).max() < 1e-12
+
+
+def test_over_seeds_means_findings_and_keeps_the_worst_identity():
+    from replications.linearscope.common import over_seeds, seeds_of
+    per_seed = [{"err": 1e-15, "share": 0.1}, {"err": 3e-15, "share": 0.2}, {"err": 2e-15, "share": 0.6}]
+    assert over_seeds(per_seed, worst=("err",)) == {"err": 3e-15, "share": pytest.approx(0.3)}
+    assert seeds_of({"cnn_s2": {"seed": 2}, "cnn_s0": {"seed": 0}, "bilinear_s0": {"seed": 0}}) == [0, 2]
