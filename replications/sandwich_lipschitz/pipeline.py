@@ -58,24 +58,16 @@ def steps(paper):
 
 
 def analyses(paper):
-    cfg = paper.cfg
-    robustness = Analysis("robustness", script="analyze_images",
-                          reads={"checkpoint": paper.model_files("images")["checkpoint"],
-                                 "untrained": untrained(paper, "images"), "data": data_path(cfg)},
-                          params={"images": cfg["images"], "analysis": cfg["analysis"]["images"]},
-                          figures=("robustness",))
+    cfg, e = paper.cfg, paper.cfg["images"]
+    off = "" if e["run"] else (  # images.run: false
+        f"the classifiers are not trained in this config (images.run: false; at the full tier they are "
+        f"{e['epochs']} epochs of {len(e['seeds'])} seeds on {e['dataset']}, a GPU job)")
     return [
         Analysis("toy", script="analyze_toy", reads={"checkpoint": paper.model_files("toy")["checkpoint"],
                                                      "untrained": untrained(paper, "toy")},
                  params={"toy": cfg["toy"], "analysis": cfg["analysis"]["toy"]}, figures=("fit",)),
-        *([robustness] if cfg["images"]["run"] else []),
+        Analysis("robustness", script="analyze_images",
+                 reads={"checkpoint": paper.model_files("images")["checkpoint"],
+                        "untrained": untrained(paper, "images"), "data": data_path(cfg)},
+                 params={"images": e, "analysis": cfg["analysis"]["images"]}, figures=("robustness",), not_run=off),
     ]
-
-
-def skipped(paper):
-    """The classifiers where this config does not train them (images.run: false): their claims read NOT RUN."""
-    if paper.cfg["images"]["run"]:
-        return {}
-    e = paper.cfg["images"]
-    return {"robustness": f"the classifiers are not trained in this config (images.run: false; at the full tier "
-                          f"they are {e['epochs']} epochs of {len(e['seeds'])} seeds on {e['dataset']}, a GPU job)"}
