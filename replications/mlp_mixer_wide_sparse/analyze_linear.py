@@ -49,9 +49,9 @@ def sparsity_run(lin, seed):
 
     w1 = (lin["init_scale"] * torch.randn(s, s, generator=gen, dtype=torch.float64)).requires_grad_()
     w3 = (lin["init_scale"] * torch.randn(c, c, generator=gen, dtype=torch.float64)).requires_grad_()
-    u_init = torch.kron(w3.detach().T, w1.detach())
+    u_init = torch.kron(w3.detach().T.contiguous(), w1.detach())
     mixer_loss = train([w1, w3], lambda ps, xb: ps[0] @ xb @ ps[1], x, y, lin)
-    u_mixer = torch.kron(w3.detach().T, w1.detach())
+    u_mixer = torch.kron(w3.detach().T.contiguous(), w1.detach())
 
     u = torch.zeros(s * c, s * c, dtype=torch.float64, requires_grad=True)  # GD from zero: the minimum-norm fit
     vy = y.transpose(1, 2).reshape(len(y), -1)
@@ -83,7 +83,7 @@ def identities(seed):
     with torch.no_grad():
         monarch.right.copy_(w1.expand(n, n, n))
         monarch.left.copy_(w3.T.expand(n, n, n))
-    monarch_err = float((commutation(n, n).T @ monarch.matrix() - torch.kron(w3.T, w1)).abs().max())
+    monarch_err = float((commutation(n, n).T @ monarch.matrix() - torch.kron(w3.T.contiguous(), w1)).abs().max())
     return commutation_err, monarch_err
 
 
