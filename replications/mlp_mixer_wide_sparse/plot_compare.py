@@ -13,5 +13,6 @@ for k in range(acc.shape[1]):
     ax.plot(pos, acc[:, k], "o", color="C0", ms=3)
 ax.set_xticks(pos, [str(k) for k in arrays["kinds"]])
 ax.set_ylim(acc.min() - 5, min(100, acc.max() + 2))
+ax.set_xlabel("mixing block")
 ax.set_ylabel("test accuracy (%)")
 save(fig, args.out)
