@@ -13,6 +13,7 @@ for k in range(ratio.shape[1]):
 axes[0, 0].axhline(2.0, color="k", ls="--", lw=0.8, label="2 x noise^2 (F1 gate)")
 axes[0, 0].set_yscale("log")
 axes[0, 0].set_xticks(pos, [str(s).replace("-", "\n") for s in students], fontsize=6)
+axes[0, 0].set_xlabel("teacher, student")
 axes[0, 0].set_ylabel("test MSE / noise^2")
 axes[0, 0].legend(fontsize=7)
 for name, curve in zip(students, arrays["curves"]):
