@@ -64,7 +64,8 @@ def main():
     per_alpha = {al: max(c_acc[(al, k)] for k in g["exponents"]) for al in g["alphas"]}
     extremes = (min(g["alphas"]), max(g["alphas"]))
 
-    m = {"spearman_rotation_accuracy": float(spearmanr([c_mean[c] for c in configs], [c_acc[c] for c in configs])[0]),
+    m = {"spearman_rotation_accuracy": round(float(spearmanr([c_mean[c] for c in configs],
+                                                            [c_acc[c] for c in configs])[0]), 12),
          "best_acc": c_acc[best], "best_alpha": best[0], "best_exponent": best[1],
          "best_min_rotation": c_min[best], "best_mean_rotation": c_mean[best],
          "worst_acc": c_acc[worst], "gap_best_minus_worst": c_acc[best] - c_acc[worst],

@@ -4,6 +4,7 @@ better; weight decay adds rotation) and R5 (Adam's rotations are smaller and les
 of Adam generalises better). Every value is a mean over seeds of the saved weights' accuracy and rotation.
 """
 import statistics
+from itertools import pairwise
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def main():
         m[f"cv_{key[a]}"] = mean(lambda n: cv(rotation[n]), arm[a])
 
     m["sgd_rotation_step_min"] = min(m[f"rotation_{key[(b, 0.0)]}"] - m[f"rotation_{key[(a, 0.0)]}"]
-                                     for a, b in zip(ks, ks[1:]))
+                                     for a, b in pairwise(ks))
     m["sgd_acc_top_minus_low"] = m[f"acc_{key[top]}"] - m[f"acc_{key[low]}"]
     m["wd_rotation_gain_mean"] = statistics.fmean(m[f"rotation_{key[(k, wd)]}"] - m[f"rotation_{key[(k, 0.0)]}"]
                                                   for k in ks)

@@ -23,7 +23,7 @@ def alpha_multipliers(n_layers, alpha):
         raise ValueError(f"alpha {alpha} must lie in (-1, 1)")
     last = max(n_layers - 1, 1)
     if alpha > 0:
-        return [(1 - alpha) ** (5 * (last - l) / last) for l in range(n_layers)]
+        return [(1 - alpha) ** (5 * (n_layers - 1 - l) / last) for l in range(n_layers)]
     return [(1 + alpha) ** (5 * l / last) for l in range(n_layers)]
 
 
