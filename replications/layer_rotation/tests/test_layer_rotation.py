@@ -58,7 +58,7 @@ def test_step_decay():
 def test_model_is_keras_like():
     torch.manual_seed(0)
     net = model.build(spec())
-    assert all(float(m.bias.abs().max()) == 0 for m in net if isinstance(m, torch.nn.Linear))
+    assert all(float(m.bias.detach().abs().max()) == 0 for m in net if isinstance(m, torch.nn.Linear))
     assert [m.eps for m in net if isinstance(m, torch.nn.BatchNorm1d)] == [1e-3, 1e-3]
 
 
