@@ -23,7 +23,7 @@ def xor_features(d, support=(0, 1), dtype=torch.float32):
 def feature_projection(W, basis, features, eps=1e-30):
     coords = W @ basis.T                       # (..., width, s)
     signal = coords.norm(dim=-1)
-    orthogonal = (W.pow(2).sum(-1) - signal.pow(2)).clamp(min=0).sqrt()
+    orthogonal = (W - coords @ basis).norm(dim=-1)  # not sqrt(||w||^2 - ||P w||^2): it cancels near alignment
     along = W @ features.T                      # (..., width, f)
     best, nearest = along.max(-1)
     plane = (coords @ (features @ basis.T).T).max(-1).values
