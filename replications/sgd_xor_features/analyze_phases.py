@@ -53,11 +53,11 @@ def main():
     tr = dict(np.load(run.args.trajectory))
     d, n_seeds, width = h["d"], len(h["seeds"]), net.W.shape[1]
     shape = (len(tr["step"]), n_seeds, len(LABELS), width)
-    sig, orth, cos, abs_a = (tr[k].reshape(shape) for k in ("signal", "orthogonal", "cos", "abs_a"))
+    sig, orth, abs_a = (tr[k].reshape(shape) for k in ("signal", "orthogonal", "abs_a"))
     err = tr["test_error"].reshape(shape[:3])
     ratio = sig / np.maximum(orth, 1e-30)
 
-    top_k = max(1, int(round(p["top_fraction"] * width)))
+    top_k = max(1, round(p["top_fraction"] * width))
     gains, top_gains, controls, top_growth, rest_growth, t25_steps = [], [], [], [], [], []
     for s in range(n_seeds):
         hit = np.flatnonzero(err[:, s, 0] < p["phase_error"])
@@ -92,7 +92,7 @@ def main():
     err_bottom = test_error(keep_only(net, bottom), x_test, y_test)[xor_runs]
     err_final = test_error(net, x_test, y_test)
 
-    med = lambda v: float(np.median(v))  # noqa: E731  (NaN if any run never reached the phase error)
+    med = lambda v: float(np.median(v))  # NaN if any run never reached the phase error
     m = {"signal_ratio_gain_at_t25": med(gains),
          "shuffled_signal_ratio_gain_at_t25": med(controls),
          "top_ratio_gain_at_t25": med(top_gains),
@@ -109,7 +109,7 @@ def main():
          "final_error_shuffled": med(err_final[xor_runs + 1].numpy()),
          "init_error": med(err[0, :, 0]),
          "stacked_formula_max_abs": formula_gap(net, x_test[:256])}
-    curve = lambda a: np.median(a, axis=(1, 3))  # noqa: E731  median over seeds and neurons: (logs, labels)
+    curve = lambda a: np.median(a, axis=(1, 3))  # median over seeds and neurons: (logs, labels)
     arrays = {"step": tr["step"], "ratio": curve(ratio), "abs_a": curve(abs_a),
               "top_abs_a": np.median(np.sort(abs_a, axis=3)[..., -top_k:], axis=(1, 3)),
               "error": np.median(err, axis=1), "t25": np.array(med(t25_steps) if t25_steps else np.nan),

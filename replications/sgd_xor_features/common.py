@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from shared.data.hypercube import hypercube_parity
+from shared.data.registry import generated_task
 from shared.io.smoke import capped
 from shared.train.loop import fit
 
@@ -15,11 +15,12 @@ def sample_sizes(d, grid):
     """n on a geometric grid of `per_octave` points per doubling, from d 2^lo to d 2^hi (a window in n / d, so that
     every d is measured over the same range of samples per dimension)."""
     lo, hi, k = grid["lo_log2_per_d"], grid["hi_log2_per_d"], grid["per_octave"]
-    return sorted({int(round(d * 2 ** (i / k))) for i in range(lo * k, hi * k + 1)})
+    return sorted({round(d * 2 ** (i / k)) for i in range(lo * k, hi * k + 1)})
 
 
 def test_set(d, points, support, generator):
-    return hypercube_parity(d, points, support, generator)
+    """x (points, d) uniform on the hypercube and y = -x_i x_j: the registered generated task."""
+    return generated_task("hypercube_parity")(d, points, support, generator)
 
 
 @torch.no_grad()

@@ -3,5 +3,5 @@
 from shared.nn.two_layer import StackedTwoLayerReLU
 
 
-def build(spec):
-    return StackedTwoLayerReLU(spec["runs"], spec["d"], spec["width"], spec["init_scale"])
+def build(spec, generator=None):
+    return StackedTwoLayerReLU(spec["runs"], spec["d"], spec["width"], spec["init_scale"], generator)

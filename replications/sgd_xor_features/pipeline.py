@@ -1,16 +1,16 @@
 """sgd_xor_features: the Python side of its workflow. See shared/pipeline/paper.py.
 
-Three training steps, two analyses: `sweep` (one job per d: the networks over seeds x sample sizes) and `features`
-(one job per d: the random-features control on the same pools) read by `sample_complexity`; `phases` (one-pass
-SGD at one d, XOR and random labels, the neurons logged) read by `phases`.
+Three training steps, two analyses: `train_sweep` (one job per d: the networks over seeds x sample sizes) and
+`train_features` (one job per d: the random-features control on the same pools) read by `sample_complexity`;
+`train_phases` (one-pass SGD at one d, XOR and random labels, the neurons logged) read by `phases`.
 """
 from shared.pipeline.config import ConfigError
 from shared.pipeline.paper import Analysis, Resources, Step
 
 RESOURCES = {
-    "sweep": Resources(gpu=False, threads=1, mem_mb=4000, runtime=60),
-    "features": Resources(gpu=False, threads=1, mem_mb=4000, runtime=60),
-    "phases": Resources(gpu=False, threads=1, mem_mb=2000, runtime=30),
+    "train_sweep": Resources(gpu=False, threads=1, mem_mb=4000, runtime=60),
+    "train_features": Resources(gpu=False, threads=1, mem_mb=4000, runtime=60),
+    "train_phases": Resources(gpu=False, threads=1, mem_mb=2000, runtime=30),
     "analyze": Resources(gpu=False, threads=1, mem_mb=4000, runtime=30),
 }
 
@@ -51,12 +51,13 @@ def steps(paper):
     cfg = paper.cfg
     shared = {k: cfg[k] for k in ("device", "task", "network")}
     return [
-        Step("sweep", script="train_sweep", priority=1, wildcards={"d": r"\d+"}, outputs=sweep_files(paper, "{d}"),
+        Step("train_sweep", script="train_sweep", priority=1, wildcards={"d": r"\d+"},
+             outputs=sweep_files(paper, "{d}"),
              params=lambda w: {**shared, "d": int(w.d), "sweep": cfg["sweep"]}),
-        Step("features", script="train_features", priority=1, wildcards={"d": r"\d+"},
+        Step("train_features", script="train_features", priority=1, wildcards={"d": r"\d+"},
              outputs={"history": features_file(paper, "{d}")},
              params=lambda w: {**shared, "d": int(w.d), "features": cfg["features"]}),
-        Step("phases", script="train_phases", priority=1, outputs=phase_files(paper),
+        Step("train_phases", script="train_phases", priority=1, outputs=phase_files(paper),
              params={**shared, "phases": cfg["phases"]}),
     ]
 

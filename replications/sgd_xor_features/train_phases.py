@@ -52,9 +52,8 @@ def main():
     spec = {"name": "net", "seed": seeds[0], "runs": net.a.shape[0], "d": d, "width": net_cfg["width"],
             "init_scale": net_cfg["init_scale"]}
     meta = run.save(run.args.checkpoint, {"net": net}, [spec], experiment="phases")
-    with atomic_path(run.args.trajectory) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **{k: np.stack(v) if k != "step" else np.array(v) for k, v in logged.items()})
+    with atomic_path(run.args.trajectory) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **{k: np.stack(v) if k != "step" else np.array(v) for k, v in logged.items()})
     write_json(run.args.history, {**meta, "d": d, "seeds": seeds, "labels": list(LABELS),
                                   "samples_per_run": ph["steps"] * batch})
     print(f"phases d={d}: {net.a.shape[0]} runs, {len(logged['step'])} logs, {meta['wall_seconds']:.1f} s")

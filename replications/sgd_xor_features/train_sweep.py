@@ -5,16 +5,16 @@ import torch
 
 from shared.io.files import write_json
 from shared.pipeline.run import start_run
-from shared.nn.two_layer import StackedTwoLayerReLU
 
 from .common import sample_sizes, test_error, test_set, train_fixed_samples
+from .model import build
 
 
 def stacked_init(d, n_per_seed, net_cfg, run, seeds, stream):
     """One block of n_per_seed networks per seed, each block from its seed's own init stream."""
-    blocks = [StackedTwoLayerReLU(n_per_seed, d, net_cfg["width"], net_cfg["init_scale"],
-                                  run.generator(seed, stream)) for seed in seeds]
-    net = StackedTwoLayerReLU(len(seeds) * n_per_seed, d, net_cfg["width"], net_cfg["init_scale"])
+    spec = {"d": d, "width": net_cfg["width"], "init_scale": net_cfg["init_scale"]}
+    blocks = [build({**spec, "runs": n_per_seed}, run.generator(seed, stream)) for seed in seeds]
+    net = build({**spec, "runs": len(seeds) * n_per_seed})
     with torch.no_grad():
         net.W.copy_(torch.cat([b.W for b in blocks]))
         net.a.copy_(torch.cat([b.a for b in blocks]))
