@@ -26,6 +26,7 @@ from pathlib import Path
 
 from shared.io.files import write_json
 from shared.pipeline.cli import new_paper
+from shared.pipeline import worker
 from shared.pipeline.job import children_cpu_seconds, read_costs
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.report import read_csv
@@ -35,19 +36,20 @@ TARGET_PAPERS = 40
 
 
 def time_command(command, cwd, timeout=3600, runs_jobs=False):
-    """(wall seconds, CPU seconds of the command and everything it waited for, completed process, CPU seconds of the
-    warm-worker servers themselves); with `runs_jobs`, the CPU counts the servers it started and their jobs."""
+    """(wall seconds, CPU seconds of the command and everything it waited for, completed process, [own CPU seconds of
+    each warm-worker server it started]); with `runs_jobs`, the CPU counts the servers it started and their jobs."""
     with tempfile.NamedTemporaryFile("r", prefix="worker_cpu_", suffix=".log") as worker_log:
         cpu, t0 = children_cpu_seconds(), time.perf_counter()
+        # the servers keep the idle time the suite runs with: a shorter one would restart them between papers
         proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "REPLICATE_WORKER_IDLE_S": "5",
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
                                    "REPLICATE_WORKER_CPU_LOG": worker_log.name})
         wall = time.perf_counter() - t0
         if runs_jobs:
-            time.sleep(10)  # the servers exit 5 s after their last job, and then log their CPU
+            time.sleep(worker.IDLE_S + 5)  # the servers exit IDLE_S after their last job, and then log their CPU
         servers = [[float(x) for x in line.split()] for line in worker_log.read().splitlines()]
         cpu = children_cpu_seconds() - cpu + sum(own + jobs for own, jobs in servers)
-    return wall, cpu, proc, sum(own for own, _ in servers)
+    return wall, cpu, proc, [own for own, _ in servers]
 
 
 def parse_seconds(repo, paper, repeats):
@@ -80,9 +82,10 @@ def measure_parse(papers, scratch, repeats=3):
 
 
 def pytest_run(*targets):
-    wall, cpu, proc, _ = time_command([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *targets],
-                                      ROOT, timeout=4 * 3600, runs_jobs=True)
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "passed": proc.returncode == 0}
+    wall, cpu, proc, servers = time_command([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *targets],
+                                            ROOT, timeout=4 * 3600, runs_jobs=True)
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "passed": proc.returncode == 0,
+            "worker_servers_started": len(servers)}
 
 
 def measure_tests(papers, whole_suite=True):
@@ -115,18 +118,18 @@ def measure_quick_suite(papers, scratch, targets=()):
     walls, shares = {}, {}
     for cores in (1, 2):
         repo = copy_repo(scratch / f"quick_cores{cores}", papers)
-        wall, cpu, proc, worker = time_command([sys.executable, "-m", "snakemake", "--cores", str(cores), *targets],
+        wall, cpu, proc, servers = time_command([sys.executable, "-m", "snakemake", "--cores", str(cores), *targets],
                                                repo, timeout=4 * 3600, runs_jobs=True)
         if proc.returncode:
             raise RuntimeError(f"quick suite at --cores {cores} failed:\n{proc.stderr[-3000:]}")
         records = [r for log in repo.glob("results/*/quick/logs") for r in read_costs(log)]
-        jobs = sum(r["cpu_s"] for r in records)
+        jobs, worker_cpu = sum(r["cpu_s"] for r in records), sum(servers)
         walls[cores] = wall
         # the warm worker's own CPU (its imports, once instead of in every job) counts with the jobs; the figure
         # jobs, which have cost records, are jobs here: their CPU is shown for the reader
-        shares[cores] = {"cpu_s": round(cpu, 1), "script_jobs_cpu_s": round(jobs, 1), "worker_cpu_s": round(worker, 1),
+        shares[cores] = {"cpu_s": round(cpu, 1), "script_jobs_cpu_s": round(jobs, 1), "worker_cpu_s": round(worker_cpu, 1),
                          "figure_jobs_cpu_s": round(sum(r["cpu_s"] for r in records if " figure_" in r["job"]), 1),
-                         "snakemake_share": round(1 - (jobs + worker) / cpu, 3)}
+                         "snakemake_share": round(1 - (jobs + worker_cpu) / cpu, 3)}
     return {"wall_s_cores_1": round(walls[1], 1), "wall_s_cores_2": round(walls[2], 1),
             "efficiency_cores1_over_cores2": round(walls[1] / walls[2], 3), "budget": 1.7,
             "cpu_by_cores": shares, "snakemake_share": shares[1]["snakemake_share"], "budget_snakemake_share": 0.1,

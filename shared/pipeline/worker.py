@@ -191,6 +191,7 @@ def preload():
     import scipy.optimize  # noqa: F401  (permutation matching)
     import scipy.stats  # noqa: F401  (shared.stats imports spearmanr: about 0.8 CPU-s a cold job)
     import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401  (a job's first torch.optim optimizer imports it: about 1.3 CPU-s a training job)
     import yaml  # noqa: F401
 
 

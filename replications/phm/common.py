@@ -1,0 +1,142 @@
+"""What this paper's scripts share: the planted teachers and their data, the run specs of both experiments, the
+image data, the training of a student (full-batch Adam, MSE) and of an MLP (minibatch Adam, cross-entropy), and the
+distance between spans of multiplication rules."""
+import torch
+import torch.nn.functional as F
+
+from shared.data import images
+from shared.io.smoke import capped
+from shared.nn.phm import hamilton_matrices
+from shared.pipeline.run import derive_seed
+from shared.train.loop import epoch_batches, fit
+from shared.train.schedules import cosine_lr
+
+# ---------------------------------------------------------------- planted teachers (does PHM learn the rule?)
+
+TEACHERS = ("quaternion", "dense")
+# the students fitted to each teacher: (name, layer kind, n)
+STUDENTS = {"quaternion": (("phm4", "phm", 4), ("phm2", "phm", 2), ("phm8", "phm", 8),
+                           ("quaternion", "quaternion", 4), ("dense", "dense", 1)),
+            "dense": (("phm4", "phm", 4),)}
+
+
+def teacher_matrix(kind, d, seed):
+    """The teacher's (d, d) matrix, float64: quaternion H = sum_c L(e_c) (x) W_c with W_c ~ N(0, 1/d) (each entry of
+    H is +- one entry of a W_c, so outputs of x ~ N(0, I) have unit variance), or dense W ~ N(0, 1/d)."""
+    gen = torch.Generator().manual_seed(derive_seed(seed, f"teacher-{kind}"))
+    if kind == "dense":
+        return torch.randn(d, d, generator=gen, dtype=torch.float64) / d ** 0.5
+    w = torch.randn(4, d // 4, d // 4, generator=gen, dtype=torch.float64) / d ** 0.5
+    return sum(torch.kron(a, s) for a, s in zip(hamilton_matrices(), w))
+
+
+def teacher_data(kind, t, seed, split):
+    """(x, y) of one teacher: x ~ N(0, I_d), y = H x + noise N(0, noise^2); train and test from separate streams."""
+    h = teacher_matrix(kind, t["d"], seed)
+    gen = torch.Generator().manual_seed(derive_seed(seed, f"{kind}-{split}"))
+    n = t["n_train"] if split == "train" else t["n_test"]
+    x = torch.randn(n, t["d"], generator=gen, dtype=torch.float64)
+    return x, x @ h.T + t["noise"] * torch.randn(n, t["d"], generator=gen, dtype=torch.float64)
+
+
+def teacher_specs(cfg):
+    t = cfg["teacher"]
+    return [{"name": f"{kind}-{name}-seed{seed}", "teacher": kind, "student": name, "arch": "layer", "layer": layer,
+             "n": n, "d": t["d"], "seed": seed}
+            for kind in TEACHERS for name, layer, n in STUDENTS[kind] for seed in t["seeds"]]
+
+
+def forever(batch):
+    while True:
+        yield batch
+
+
+def fit_student(model, x, y, steps, lr):
+    """Full-batch Adam on the mean squared error with a cosine schedule; returns the losses per step."""
+    losses = []
+    fit(model, forever((x, y)), steps=steps, loss_fn=lambda m, b: F.mse_loss(m(b[0]), b[1]),
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=lr),
+        lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=lambda s, loss: losses.append(loss.item()))
+    return losses
+
+
+def span_sine(a, b):
+    """The largest principal-angle sine between span{vec a_i} and span{vec b_i} (a, b: (k, n, n)): 0 when the
+    learned rules span the same algebra, 1 when some direction of one is orthogonal to the other."""
+    qa = torch.linalg.qr(a.reshape(len(a), -1).T.double())[0]
+    qb = torch.linalg.qr(b.reshape(len(b), -1).T.double())[0]
+    cos = torch.linalg.svdvals(qa.T @ qb).clamp(max=1.0)
+    return float((1 - cos.min() ** 2).clamp(min=0).sqrt())
+
+
+# ---------------------------------------------------------------- the image MLPs (accuracy at 1/n parameters)
+
+def mlp_params(d_in, hidden, n_classes, layer, n):
+    """Trainable numbers of model.MLP: hidden maps (PHM: n^3 + a b / n; quaternion: a b / 4; dense a b) with biases,
+    and the dense head."""
+    sizes, total = [d_in, *hidden], 0
+    for a, b in zip(sizes, sizes[1:]):
+        total += b + (a * b if layer == "dense" else a * b // 4 if layer == "quaternion" else n ** 3 + a * b // n)
+    return total + sizes[-1] * n_classes + n_classes
+
+
+def matched_width(e, budget):
+    """The width h of a dense MLP d_in -> h -> h -> classes whose parameter count is closest to `budget`."""
+    depth = len(e["hidden"])
+    return min(range(1, 4 * max(e["hidden"]) + 1),
+               key=lambda h: abs(mlp_params(e["d_input"], [h] * depth, e["n_classes"], "dense", 1) - budget))
+
+
+def image_arms(e):
+    """(arm name, layer kind, n, hidden) of every MLP: dense; PHM at each n; the quaternion layer; the dense MLP with
+    PHM n = 4's parameter count (narrower); and the linear classifier (the head alone)."""
+    phm4 = mlp_params(e["d_input"], e["hidden"], e["n_classes"], "phm", 4)
+    matched = [matched_width(e, phm4)] * len(e["hidden"])
+    return [("dense", "dense", 1, e["hidden"]), *((f"phm{n}", "phm", n, e["hidden"]) for n in e["ns"]),
+            ("quaternion", "quaternion", 4, e["hidden"]), ("dense_matched", "dense", 1, matched),
+            ("linear", "dense", 1, [])]
+
+
+def image_specs(cfg):
+    e = cfg["images"]
+    return [{"name": f"{arm}-seed{seed}", "arm": arm, "arch": "mlp", "layer": layer, "n": n, "hidden": hidden,
+             "d_in": e["d_input"], "n_classes": e["n_classes"], "seed": seed,
+             "params": mlp_params(e["d_input"], hidden, e["n_classes"], layer, n)}
+            for arm, layer, n, hidden in image_arms(e) for seed in e["seeds"]]
+
+
+def load_image_data(path):
+    """Flat images, centred by the training mean."""
+    return images.load_images(path, layout="flat", normalise="centre")
+
+
+def train_mlp(model, data, e, generator, device):
+    """Adam, cross-entropy, batches of a fresh permutation per epoch, cosine per step; the mean loss per epoch."""
+    x, y = data["x_train"].to(device), data["y_train"].to(device)
+    per_epoch, steps = len(x) // e["batch_size"], e["epochs"] * (len(x) // e["batch_size"])
+    model.to(device).train()
+    history, total = [], [0.0]
+
+    def on_step(step, loss):
+        total[0] += loss.item()
+        if (step + 1) % per_epoch == 0:
+            history.append(total[0] / per_epoch)
+            total[0] = 0.0
+
+    fit(model, ((x[i], y[i]) for i in epoch_batches(len(x), e["batch_size"], generator, device)), steps=steps,
+        loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=e["lr"]),
+        lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
+    return history
+
+
+@torch.no_grad()
+def accuracy(model, x, y, chunk=1024):
+    """Test accuracy in chunks (a smoke run evaluates only a few of them: shared.io.smoke.capped)."""
+    model.eval()
+    starts = range(0, len(x), chunk)
+    seen = correct = 0
+    for i in capped(starts, len(starts), "evaluate"):
+        correct += (model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item()
+        seen += len(x[i:i + chunk])
+    return correct / seen
