@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from shared.data.registry import generated_task
+from shared.data.hypercube import hypercube_parity
 from shared.io.smoke import capped
 from shared.train.loop import fit
 
@@ -19,8 +19,8 @@ def sample_sizes(d, grid):
 
 
 def test_set(d, points, support, generator):
-    """x (points, d) uniform on the hypercube and y = -x_i x_j: the registered generated task."""
-    return generated_task("hypercube_parity")(d, points, support, generator)
+    """x (points, d) uniform on the hypercube and y = -x_i x_j (shared.data.hypercube)."""
+    return hypercube_parity(d, points, support, generator)
 
 
 @torch.no_grad()

@@ -277,15 +277,3 @@ def shape_mismatch(name, values):
         if value != wanted:
             return f"'{key}': {value} does not match dataset {name!r} (allowed: {wanted})"
     return None
-
-
-# Generated tasks: seeded functions that a job calls itself (no files, nothing to prepare), by name; each module
-# defines a function of that name.
-GENERATED_TASKS = {"hypercube_parity": "shared.data.hypercube"}  # sparse parities / XOR on {-1, +1}^d
-
-
-def generated_task(name):
-    """The generator registered under `name` in GENERATED_TASKS."""
-    if name not in GENERATED_TASKS:
-        raise KeyError(f"no generated task {name!r} (registered: {', '.join(sorted(GENERATED_TASKS))})")
-    return getattr(importlib.import_module(GENERATED_TASKS[name]), name)
