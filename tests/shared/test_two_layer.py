@@ -76,9 +76,3 @@ def test_bad_support_is_refused(support):
     with pytest.raises(ValueError, match="support"):
         hypercube_parity(10, 5, support)
 
-
-def test_registered_as_a_generated_task():
-    from shared.data.registry import generated_task
-    assert generated_task("hypercube_parity") is hypercube_parity
-    with pytest.raises(KeyError, match="hypercube_parity"):
-        generated_task("parity_of_everything")
