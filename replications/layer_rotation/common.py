@@ -5,8 +5,8 @@ import torch
 import torch.nn.functional as F
 
 from shared.data import images
-from shared.io.smoke import capped
 from shared.nn.layer_rotation import kernels, layer_rotation, snapshot
+from shared.train.evaluate import accuracy
 from shared.train.layca import Layca, alpha_multipliers
 from shared.train.loop import epoch_batches, epochwise, fit
 
@@ -78,19 +78,6 @@ def step_decay(epochs, milestones, factor):
     return lambda base, epoch, _: base * factor ** sum(epoch >= b for b in bounds)
 
 
-@torch.no_grad()
-def accuracy(model, x, y, chunk=1000):
-    """Test accuracy in eval mode (BatchNorm's running statistics), in chunks; a smoke run evaluates a few."""
-    was = model.training
-    model.eval()
-    starts = range(0, len(x), chunk)
-    correct = seen = 0
-    for i in capped(starts, len(starts), "evaluate", count_flops=False):
-        correct += (model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item()
-        seen += len(x[i:i + chunk])
-    model.train(was)
-    return correct / seen
-
 
 def train_run(model, spec, data, e, generator):
     """Train one run on its seed's batches; return its history: per epoch the train loss, the test accuracy and
@@ -105,7 +92,7 @@ def train_run(model, spec, data, e, generator):
         total[0] += loss.item()
         if (step + 1) % per_epoch == 0:
             history["train_loss"].append(total[0] / per_epoch)
-            history["test_acc"].append(accuracy(model, data["x_test"], data["y_test"]))
+            history["test_acc"].append(accuracy(model, data["x_test"], data["y_test"], chunk=1000, count_flops=False))
             history["rotation"].append(list(layer_rotation(model, init).values()))
             total[0] = 0.0
 
@@ -134,6 +121,6 @@ def final_state(models, specs, data):
     acc, rotation, inits = {}, {}, {}
     for name, model in models.items():
         inits[name] = initial(specs[name])
-        acc[name] = accuracy(model, data["x_test"], data["y_test"])
+        acc[name] = accuracy(model, data["x_test"], data["y_test"], chunk=1000, count_flops=False)
         rotation[name] = list(layer_rotation(model, dict(kernels(inits[name]))).values())
     return acc, rotation, inits

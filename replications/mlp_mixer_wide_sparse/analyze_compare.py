@@ -10,8 +10,9 @@ import torch
 
 from shared.nn.mixer import MixerBlock, density, effective_layers, vec, wide_forward
 from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.train.evaluate import accuracy
 
-from .common import accuracy, load_image_data
+from .common import load_image_data
 from .model import KINDS, block_nonzeros
 
 
@@ -22,7 +23,7 @@ def main():
     x, y = data["x_test"], data["y_test"]
     models, specs, meta = load_models(run.args.checkpoint)
     seeds = sorted({s["seed"] for s in specs.values()})
-    acc = {name: accuracy(model, x, y) for name, model in models.items()}
+    acc = {name: accuracy(model, x, y, chunk=500) for name, model in models.items()}
 
     def by(kind, seed):
         return next(n for n, s in specs.items() if s["kind"] == kind and s["seed"] == seed)

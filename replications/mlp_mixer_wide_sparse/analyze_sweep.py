@@ -7,8 +7,9 @@ import numpy as np
 import torch
 
 from shared.pipeline.run import load_models, start_run, write_metrics
+from shared.train.evaluate import accuracy
 
-from .common import accuracy, load_image_data
+from .common import load_image_data
 from .model import mixer_block_params
 
 
@@ -18,7 +19,7 @@ def main():
     x, y = data["x_test"], data["y_test"]
     models, specs, meta = load_models(run.args.checkpoint)
     configs = list(dict.fromkeys((s["tokens"], s["channels"]) for s in specs.values()))
-    per_model = {n: accuracy(model, x, y) for n, model in models.items()}
+    per_model = {n: accuracy(model, x, y, chunk=500) for n, model in models.items()}
     runs_of = {c: [n for n, s in specs.items() if (s["tokens"], s["channels"]) == c] for c in configs}
     acc = {c: statistics.fmean(per_model[n] for n in runs_of[c]) for c in configs}
     width = {c: c[0] * c[1] for c in configs}

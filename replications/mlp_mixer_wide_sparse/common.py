@@ -4,7 +4,6 @@ import torch
 import torch.nn.functional as F
 
 from shared.data import images
-from shared.io.smoke import capped
 from shared.train.loop import epoch_batches, fit
 from shared.train.schedules import cosine_lr
 
@@ -64,14 +63,3 @@ def train_model(model, data, t, generator, device):
         lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
     return history
 
-
-@torch.no_grad()
-def accuracy(model, x, y, chunk=500):
-    """Test accuracy in chunks (a smoke run evaluates only a few of them: shared.io.smoke.capped)."""
-    model.eval()
-    starts = range(0, len(x), chunk)
-    seen = correct = 0
-    for i in capped(starts, len(starts), "evaluate"):
-        correct += (model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item()
-        seen += len(x[i:i + chunk])
-    return correct / seen

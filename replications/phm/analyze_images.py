@@ -9,8 +9,9 @@ import torch
 from shared.io.runtime import seed_everything
 from shared.nn.phm import PHM
 from shared.pipeline.run import derive_seed, load_models, start_run, write_metrics
+from shared.train.evaluate import accuracy
 
-from .common import accuracy, image_arms, load_image_data
+from .common import image_arms, load_image_data
 from .model import build
 
 

@@ -5,7 +5,6 @@ import torch
 import torch.nn.functional as F
 
 from shared.data import images
-from shared.io.smoke import capped
 from shared.nn.phm import hamilton_matrices
 from shared.pipeline.run import derive_seed
 from shared.train.loop import epoch_batches, fit
@@ -129,14 +128,3 @@ def train_mlp(model, data, e, generator, device):
         lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
     return history
 
-
-@torch.no_grad()
-def accuracy(model, x, y, chunk=1024):
-    """Test accuracy in chunks (a smoke run evaluates only a few of them: shared.io.smoke.capped)."""
-    model.eval()
-    starts = range(0, len(x), chunk)
-    seen = correct = 0
-    for i in capped(starts, len(starts), "evaluate"):
-        correct += (model(x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).sum().item()
-        seen += len(x[i:i + chunk])
-    return correct / seen
