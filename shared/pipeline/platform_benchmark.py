@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from shared.io.files import write_json
-from shared.pipeline.cli import new_paper
 from shared.pipeline import worker
+from shared.pipeline.cli import new_paper
 from shared.pipeline.job import children_cpu_seconds, read_costs
 from shared.pipeline.paper import discover_papers
 from shared.pipeline.report import read_csv
@@ -119,7 +119,7 @@ def measure_quick_suite(papers, scratch, targets=()):
     for cores in (1, 2):
         repo = copy_repo(scratch / f"quick_cores{cores}", papers)
         wall, cpu, proc, servers = time_command([sys.executable, "-m", "snakemake", "--cores", str(cores), *targets],
-                                               repo, timeout=4 * 3600, runs_jobs=True)
+                                                repo, timeout=4 * 3600, runs_jobs=True)
         if proc.returncode:
             raise RuntimeError(f"quick suite at --cores {cores} failed:\n{proc.stderr[-3000:]}")
         records = [r for log in repo.glob("results/*/quick/logs") for r in read_costs(log)]
@@ -127,7 +127,8 @@ def measure_quick_suite(papers, scratch, targets=()):
         walls[cores] = wall
         # the warm worker's own CPU (its imports, once instead of in every job) counts with the jobs; the figure
         # jobs, which have cost records, are jobs here: their CPU is shown for the reader
-        shares[cores] = {"cpu_s": round(cpu, 1), "script_jobs_cpu_s": round(jobs, 1), "worker_cpu_s": round(worker_cpu, 1),
+        shares[cores] = {"cpu_s": round(cpu, 1), "script_jobs_cpu_s": round(jobs, 1),
+                         "worker_cpu_s": round(worker_cpu, 1),
                          "figure_jobs_cpu_s": round(sum(r["cpu_s"] for r in records if " figure_" in r["job"]), 1),
                          "snakemake_share": round(1 - (jobs + worker_cpu) / cpu, 3)}
     return {"wall_s_cores_1": round(walls[1], 1), "wall_s_cores_2": round(walls[2], 1),
