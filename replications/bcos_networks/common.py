@@ -1,7 +1,6 @@
 """What this paper's scripts share: the prepared data as image tensors, and the accuracy of a model."""
-import torch
-
 from shared.data.images import load_images
+from shared.train.evaluate import accuracy as chunked_accuracy
 
 
 def load_data(path):
@@ -9,7 +8,7 @@ def load_data(path):
     return load_images(path, layout="chw")
 
 
-@torch.no_grad()
-def accuracy(model, x, y, chunk=1000):
-    correct = sum((model(x[i:i + chunk]).argmax(1) == y[i:i + chunk]).sum().item() for i in range(0, len(x), chunk))
-    return correct / len(x)
+def accuracy(model, x, y, count_flops=True):
+    """The shared chunked accuracy at this paper's chunk of 1,000 images (a smoke run evaluates a few chunks).
+    count_flops=False inside a training loop's step, where the smoke's FLOP counter may be open already."""
+    return chunked_accuracy(model, x, y, chunk=1000, count_flops=count_flops)
