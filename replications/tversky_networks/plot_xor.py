@@ -23,5 +23,6 @@ for ax, key, title in ((axes[0, 1], "map_tversky", "Tversky projection"), (axes[
     ax.scatter([0, 1], [1, 0], c="w", edgecolors="k", marker="s", label="class 1")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("x1")
+    ax.set_ylabel("x2")
 fig.colorbar(im, ax=axes[0, 2], fraction=0.046)
 save(fig, args.out)
