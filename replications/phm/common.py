@@ -1,6 +1,7 @@
 """What this paper's scripts share: the planted teachers and their data, the run specs of both experiments, the
 image data, the training of a student (full-batch Adam, MSE) and of an MLP (minibatch Adam, cross-entropy), and the
 distance between spans of multiplication rules."""
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -128,3 +129,58 @@ def train_mlp(model, data, e, generator, device):
         lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
     return history
 
+
+
+# ---------------------------------------------------------------- a sequence task (accuracy at 1/n parameters)
+
+def agreement_data(s, split):
+    """A generated subject-verb-agreement stand-in (deviations.md): (tokens (N, L) int64, labels (N,) int64).
+
+    Tokens 0 .. F-1 are fillers, F .. F+N-1 singular nouns, F+N .. F+2N-1 plural nouns (F = s["fillers"], N =
+    s["nouns"]). Each sequence is k fillers (k uniform in 0 .. max_prefix), the subject noun (its number is the
+    label, 0 singular / 1 plural, each half the time), then fillers among which m attractor nouns (m uniform in
+    attractors[0] .. attractors[1]) sit at random places, each of the other number with probability `opposite`.
+    The label is the number of the FIRST noun, so a bag of words cannot read it (control arm `bow`). The data depend
+    on s["data_seed"] and the split only, not on the run's seed."""
+    rng = np.random.default_rng(derive_seed(s["data_seed"], f"agreement-{split}"))
+    count, length, f, nouns = s[f"n_{split}"], s["length"], s["fillers"], s["nouns"]
+    tokens = rng.integers(0, f, size=(count, length))
+    labels = rng.integers(0, 2, size=count)
+    prefix = rng.integers(0, s["max_prefix"] + 1, size=count)
+    attractors = rng.integers(s["attractors"][0], s["attractors"][1] + 1, size=count)
+    for row in range(count):
+        k, label = prefix[row], labels[row]
+        tokens[row, k] = f + nouns * label + rng.integers(nouns)
+        places = k + 1 + rng.choice(length - k - 1, size=attractors[row], replace=False)
+        numbers = np.where(rng.random(attractors[row]) < s["opposite"], 1 - label, label)
+        tokens[row, places] = f + nouns * numbers + rng.integers(nouns, size=attractors[row])
+    return torch.from_numpy(tokens).long(), torch.from_numpy(labels).long()
+
+
+def seq_body_params(s, layer, n):
+    """Trainable numbers of the encoder blocks' six maps (no biases): Q, K, V, output d x d, the feed-forward d x
+    d_ff twice; dense d_in d_out, PHM n^3 + d_in d_out / n. The bag of words has no block (0)."""
+    if layer == "bow":
+        return 0
+    d, f = s["d_model"], s["d_ff"]
+    shapes = [(d, d)] * 4 + [(d, f), (f, d)]
+    return s["depth"] * sum(a * b if layer == "dense" else n ** 3 + a * b // n for a, b in shapes)
+
+
+def seq_arms(s):
+    """(arm name, layer kind, n): dense, PHM at each n, and the bag of words."""
+    return [("dense", "dense", 1), *((f"phm{n}", "phm", n) for n in s["ns"]), ("bow", "bow", 1)]
+
+
+def seq_specs(cfg):
+    s = cfg["seq"]
+    keys = ("length", "d_model", "n_head", "d_ff", "depth")
+    return [{"name": f"{arm}-seed{seed}", "arm": arm, "arch": "seq", "layer": layer, "n": n, "seed": seed,
+             "vocab": s["fillers"] + 2 * s["nouns"], **{k: s[k] for k in keys}, "body_params": seq_body_params(
+                 s, layer, n)} for arm, layer, n in seq_arms(s) for seed in s["seeds"]]
+
+
+def train_seq(model, data, s, generator, device):
+    """Adam, cross-entropy, batches of a fresh permutation per epoch, cosine per step; the mean loss per epoch (the
+    image MLPs' recipe, train_mlp, on token sequences)."""
+    return train_mlp(model, data, s, generator, device)

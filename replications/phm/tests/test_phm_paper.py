@@ -57,3 +57,38 @@ def test_arms_declare_their_built_parameter_counts(tier):
     assert abs(specs["dense_matched"]["params"] / specs["phm4"]["params"] - 1) < 0.05
     for spec in common.teacher_specs(cfg):
         assert cfg["teacher"]["d"] % spec["n"] == 0
+
+
+def test_agreement_task_labels_the_first_noun_and_is_seeded():
+    cfg = load_papers([PAPER], "quick", {})[PAPER].cfg
+    s = {**cfg["seq"], "n_train": 200, "n_test": 50}
+    x, y = common.agreement_data(s, "train")
+    assert torch.equal(x, common.agreement_data(s, "train")[0])
+    assert not torch.equal(x[:50], common.agreement_data(s, "test")[0])
+    f, n = s["fillers"], s["nouns"]
+    for row, label in zip(x.tolist(), y.tolist()):
+        nouns = [t for t in row if t >= f]
+        assert (nouns[0] - f) // n == label  # the first noun's number is the label
+        assert s["attractors"][0] + 1 <= len(nouns) <= s["attractors"][1] + 1
+        assert row.index(nouns[0]) <= s["max_prefix"]
+
+
+@pytest.mark.parametrize("tier", ["quick", "full"])
+def test_seq_arms_declare_their_block_parameters(tier):
+    cfg = load_papers([PAPER], tier, {})[PAPER].cfg
+    specs = {s["arm"]: s for s in common.seq_specs(cfg) if s["seed"] == cfg["seq"]["seeds"][0]}
+    assert {"dense", "phm2", "phm4", "phm8", "bow"} == set(specs)
+    for spec in specs.values():
+        built = model.build(spec)
+        maps = sum(p.numel() for m in built.modules() if isinstance(m, model.Map) for p in m.map.parameters())
+        assert maps == spec["body_params"], spec["arm"]
+    assert abs(specs["phm4"]["body_params"] / specs["dense"]["body_params"] - 0.26) < 0.01
+
+
+def test_materialised_phm_map_equals_the_einsum_forward():
+    torch.manual_seed(0)
+    fast = model.Map("phm", 16, 32, 4, bias=True, materialise=True).double()
+    slow = model.Map("phm", 16, 32, 4, bias=True).double()
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(3, 5, 16, dtype=torch.float64)
+    assert (fast(x) - slow(x)).abs().max() < 1e-12
