@@ -1,12 +1,9 @@
 """What this paper's scripts share: the arms (which attention form, with or without the MLP), their run specs with
 declared parameter counts, the image data, and the training loop (Adam, cross-entropy, cosine per step)."""
-import torch
-import torch.nn.functional as F
 
 from shared.data.images import load_images
 from shared.nn.minimal_attention import count_parameters
-from shared.train.loop import epoch_batches, fit
-from shared.train.schedules import cosine_lr
+from shared.train.classifier import fit_classifier
 
 # (arm, qk form, vo form, keeps the MLP, has attention blocks)
 ARMS = (
@@ -47,21 +44,6 @@ def load_data(path):
 
 def train_classifier(model, data, t, epochs, generator, device):
     """Adam (lr t["lr"]), cross-entropy, a fresh permutation per epoch from `generator`, cosine per step; the mean
-    training loss per epoch."""
-    x, y = data["x_train"].to(device), data["y_train"].to(device)
-    per_epoch = len(x) // t["batch_size"]
-    steps = epochs * per_epoch
-    model.to(device).train()
-    history, total = [], [0.0]
-
-    def on_step(step, loss):
-        total[0] += loss.item()
-        if (step + 1) % per_epoch == 0:
-            history.append(total[0] / per_epoch)
-            total[0] = 0.0
-
-    fit(model, ((x[i], y[i]) for i in epoch_batches(len(x), t["batch_size"], generator, device)), steps=steps,
-        loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=t["lr"]),
-        lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
-    return history
+    training loss per epoch (shared.train.classifier)."""
+    return fit_classifier(model, data["x_train"], data["y_train"], batch_size=t["batch_size"], epochs=epochs,
+                          lr=t["lr"], generator=generator, device=device)

@@ -6,7 +6,8 @@ import torch.nn.functional as F
 
 from shared.data import images
 from shared.nn.tversky import tversky_params
-from shared.train.loop import epoch_batches, fit
+from shared.train.classifier import fit_classifier
+from shared.train.loop import fit
 
 # ---------------------------------------------------------------- XOR
 
@@ -70,22 +71,10 @@ def load_image_data(path):
 
 
 def train_head(model, data, e, generator, device):
-    """Adam, cross-entropy, a fresh permutation of the training images per epoch; the mean loss per epoch."""
-    x, y = data["x_train"].to(device), data["y_train"].to(device)
-    per_epoch = len(x) // e["batch_size"]
-    model.to(device).train()
-    history, total = [], [0.0]
-
-    def on_step(step, loss):
-        total[0] += loss.item()
-        if (step + 1) % per_epoch == 0:
-            history.append(total[0] / per_epoch)
-            total[0] = 0.0
-
-    fit(model, ((x[i], y[i]) for i in epoch_batches(len(x), e["batch_size"], generator, device)),
-        steps=e["epochs"] * per_epoch, loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=e["lr"]), on_step=on_step)
-    return history
+    """Adam at a constant rate, cross-entropy, a fresh permutation of the training images per epoch; the mean loss
+    per epoch (shared.train.classifier)."""
+    return fit_classifier(model, data["x_train"], data["y_train"], batch_size=e["batch_size"], epochs=e["epochs"],
+                          lr=e["lr"], generator=generator, device=device, cosine=False)
 
 
 def class_means(x, y, n_classes):
