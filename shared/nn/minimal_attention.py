@@ -171,7 +171,7 @@ class MLP(nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-class Block(nn.Module):
+class ReducedBlock(nn.Module):
     """Pre-norm encoder block; mlp_ratio 0: attention only (the MLP sub-layer and its LayerNorm are absent)."""
 
     def __init__(self, d, n_head, qk, vo, mlp_ratio, d_k=None, d_v=None, causal=False):
@@ -205,7 +205,7 @@ class PatchClassifier(nn.Module):
         tokens, d_patch = (image_size // patch) ** 2, channels * patch * patch
         self.embed = nn.Linear(d_patch, d)
         self.position = nn.Parameter(0.02 * torch.randn(tokens, d))
-        self.blocks = nn.ModuleList(Block(d, n_head, qk, vo, mlp_ratio, d_k, d_v) for _ in range(n_layer))
+        self.blocks = nn.ModuleList(ReducedBlock(d, n_head, qk, vo, mlp_ratio, d_k, d_v) for _ in range(n_layer))
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, n_classes)
 
