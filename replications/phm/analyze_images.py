@@ -1,17 +1,13 @@
 """The image MLPs (claims F3-F6, E3, K1, K6, identities I4-I5): test accuracy of every arm, the gaps to the dense
 MLP as means over seeds of per-seed differences (the arms of a seed see the same batches), the parameter fractions,
 and the untrained networks (rebuilt from their init seeds) as the control."""
-import statistics
-
 import numpy as np
 import torch
 
-from shared.io.runtime import seed_everything
 from shared.nn.phm import PHM
-from shared.pipeline.run import derive_seed, load_models, start_run, write_metrics
-from shared.train.evaluate import accuracy
+from shared.pipeline.run import load_models, start_run, write_metrics
 
-from .common import image_arms, load_image_data
+from .common import accuracies, accuracy_gaps, image_arms, load_image_data
 from .model import build
 
 
@@ -21,24 +17,13 @@ def main():
     data = load_image_data(run.args.data)
     x, y = data["x_test"], data["y_test"]
     models, specs, meta = load_models(run.args.checkpoint)
-    acc = {name: accuracy(model, x, y) for name, model in models.items()}
-    untrained = {}
-    for name, spec in specs.items():
-        seed_everything(derive_seed(spec["seed"], "init"))
-        untrained[name] = accuracy(build(spec), x, y)
+    acc, untrained = accuracies(models, specs, x, y, build)
     arms = [arm for arm, *_ in image_arms(e)]
     params = {arm: specs[f"{arm}-seed{e['seeds'][0]}"]["params"] for arm in arms}
 
-    def gap(first, second):
-        return statistics.fmean(acc[f"{first}-seed{s}"] - acc[f"{second}-seed{s}"] for s in e["seeds"])
-
-    m = {f"acc_{arm}_mean": statistics.fmean(acc[f"{arm}-seed{s}"] for s in e["seeds"]) for arm in arms}
+    m, gap = accuracy_gaps(acc, untrained, arms, e["seeds"], e["ns"])
     m |= {f"params_{arm}": params[arm] for arm in arms}
-    for n in e["ns"]:
-        m[f"dense_minus_phm{n}"] = gap("dense", f"phm{n}")
-        m[f"dense_minus_untrained_phm{n}"] = statistics.fmean(  # the control: the same gap to the PHM net untrained
-            acc[f"dense-seed{s}"] - untrained[f"phm{n}-seed{s}"] for s in e["seeds"])
-        m[f"params_fraction_phm{n}"] = params[f"phm{n}"] / params["dense"]
+    m |= {f"params_fraction_phm{n}": params[f"phm{n}"] / params["dense"] for n in e["ns"]}
     m["phm4_minus_quaternion"] = gap("phm4", "quaternion")
     m["phm4_minus_dense_matched"] = gap("phm4", "dense_matched")
     m["dense_minus_linear"] = gap("dense", "linear")

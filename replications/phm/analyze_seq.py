@@ -2,17 +2,13 @@
 agreement task, the gaps to the dense Transformer as means over seeds of per-seed differences (the arms of a seed see
 the same batches), the block's parameter fractions, the bag of words and the untrained networks (rebuilt from their
 init seeds) as controls, and the PHM maps of the trained blocks against PHM.forward (float64)."""
-import statistics
-
 import numpy as np
 import torch
 
-from shared.io.runtime import seed_everything
 from shared.nn.phm import PHM
 from shared.pipeline.run import derive_seed, load_models, start_run, write_metrics
-from shared.train.evaluate import accuracy
 
-from .common import agreement_data, seq_arms, seq_body_params
+from .common import accuracies, accuracy_gaps, agreement_data, seq_arms, seq_body_params
 from .model import Map, build
 
 
@@ -21,26 +17,15 @@ def main():
     s, a = run.params["seq"], run.params["analysis"]
     x, y = agreement_data(s, "test")
     models, specs, meta = load_models(run.args.checkpoint)
-    acc = {name: accuracy(model, x, y) for name, model in models.items()}
-    untrained = {}
-    for name, spec in specs.items():
-        seed_everything(derive_seed(spec["seed"], "init"))
-        untrained[name] = accuracy(build(spec), x, y)
+    acc, untrained = accuracies(models, specs, x, y, build)
     arms = [arm for arm, *_ in seq_arms(s)]
     body = {arm: seq_body_params(s, layer, n) for arm, layer, n in seq_arms(s)}
     first = {arm: models[f"{arm}-seed{s['seeds'][0]}"] for arm in arms}
     total = {arm: sum(p.numel() for p in model.parameters()) for arm, model in first.items()}
 
-    def gap(first, second):
-        return statistics.fmean(acc[f"{first}-seed{k}"] - acc[f"{second}-seed{k}"] for k in s["seeds"])
-
-    m = {f"acc_{arm}_mean": statistics.fmean(acc[f"{arm}-seed{k}"] for k in s["seeds"]) for arm in arms}
+    m, gap = accuracy_gaps(acc, untrained, arms, s["seeds"], s["ns"])
     m |= {f"params_{arm}": total[arm] for arm in arms}
-    for n in s["ns"]:
-        m[f"dense_minus_phm{n}"] = gap("dense", f"phm{n}")
-        m[f"dense_minus_untrained_phm{n}"] = statistics.fmean(  # the control: the same gap to the PHM net untrained
-            acc[f"dense-seed{k}"] - untrained[f"phm{n}-seed{k}"] for k in s["seeds"])
-        m[f"body_fraction_phm{n}"] = body[f"phm{n}"] / body["dense"]
+    m |= {f"body_fraction_phm{n}": body[f"phm{n}"] / body["dense"] for n in s["ns"]}
     m["dense_minus_bow"] = gap("dense", "bow")
     m["acc_bow_max"] = max(acc[f"bow-seed{k}"] for k in s["seeds"])
     m["untrained_acc_max"] = max(untrained.values())

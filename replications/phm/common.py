@@ -1,14 +1,19 @@
 """What this paper's scripts share: the planted teachers and their data, the run specs of both experiments, the
-image data, the training of a student (full-batch Adam, MSE) and of an MLP (minibatch Adam, cross-entropy), and the
-distance between spans of multiplication rules."""
+image data, the training of a student (full-batch Adam, MSE; the classifiers train with
+shared.train.classifier.fit_classifier), the distance between spans of multiplication rules, and the accuracy gaps
+both classifier experiments score."""
+import statistics
+
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from shared.data import images
+from shared.io.runtime import seed_everything
 from shared.nn.phm import hamilton_matrices
 from shared.pipeline.run import derive_seed
-from shared.train.loop import epoch_batches, fit
+from shared.train.evaluate import accuracy
+from shared.train.loop import fit
 from shared.train.schedules import cosine_lr
 
 # ---------------------------------------------------------------- planted teachers (does PHM learn the rule?)
@@ -110,27 +115,6 @@ def load_image_data(path):
     return images.load_images(path, layout="flat", normalise="centre")
 
 
-def train_mlp(model, data, e, generator, device):
-    """Adam, cross-entropy, batches of a fresh permutation per epoch, cosine per step; the mean loss per epoch."""
-    x, y = data["x_train"].to(device), data["y_train"].to(device)
-    per_epoch, steps = len(x) // e["batch_size"], e["epochs"] * (len(x) // e["batch_size"])
-    model.to(device).train()
-    history, total = [], [0.0]
-
-    def on_step(step, loss):
-        total[0] += loss.item()
-        if (step + 1) % per_epoch == 0:
-            history.append(total[0] / per_epoch)
-            total[0] = 0.0
-
-    fit(model, ((x[i], y[i]) for i in epoch_batches(len(x), e["batch_size"], generator, device)), steps=steps,
-        loss_fn=lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        make_optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=e["lr"]),
-        lr_policy=lambda base, step: cosine_lr(base, step, steps), on_step=on_step)
-    return history
-
-
-
 # ---------------------------------------------------------------- a sequence task (accuracy at 1/n parameters)
 
 def agreement_data(s, split):
@@ -180,7 +164,28 @@ def seq_specs(cfg):
                  s, layer, n)} for arm, layer, n in seq_arms(s) for seed in s["seeds"]]
 
 
-def train_seq(model, data, s, generator, device):
-    """Adam, cross-entropy, batches of a fresh permutation per epoch, cosine per step; the mean loss per epoch (the
-    image MLPs' recipe, train_mlp, on token sequences)."""
-    return train_mlp(model, data, s, generator, device)
+# ---------------------------------------------------------------- what the image and sequence analyses both score
+
+def accuracies(models, specs, x, y, build):
+    """Test accuracy of every trained network, and of the same network untrained (rebuilt from its init seed: the
+    control)."""
+    acc = {name: accuracy(model, x, y) for name, model in models.items()}
+    untrained = {}
+    for name, spec in specs.items():
+        seed_everything(derive_seed(spec["seed"], "init"))
+        untrained[name] = accuracy(build(spec), x, y)
+    return acc, untrained
+
+
+def accuracy_gaps(acc, untrained, arms, seeds, ns):
+    """The mean accuracy of each arm and, for each n, the dense arm's gap to PHM-n trained and untrained; with
+    gap(first, second), a mean over seeds of per-seed differences (the arms of a seed see the same batches)."""
+    def gap(first, second):
+        return statistics.fmean(acc[f"{first}-seed{k}"] - acc[f"{second}-seed{k}"] for k in seeds)
+
+    m = {f"acc_{arm}_mean": statistics.fmean(acc[f"{arm}-seed{k}"] for k in seeds) for arm in arms}
+    for n in ns:
+        m[f"dense_minus_phm{n}"] = gap("dense", f"phm{n}")
+        m[f"dense_minus_untrained_phm{n}"] = statistics.fmean(
+            acc[f"dense-seed{k}"] - untrained[f"phm{n}-seed{k}"] for k in seeds)
+    return m, gap

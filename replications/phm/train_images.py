@@ -4,8 +4,9 @@ ones."""
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.classifier import fit_classifier
 
-from .common import image_specs, load_image_data, train_mlp
+from .common import image_specs, load_image_data
 from .model import build
 
 
@@ -17,7 +18,9 @@ def main():
     for spec in image_specs(run.params):
         seed_everything(run.seed(spec["seed"], "init"))
         model = build(spec)
-        history[spec["name"]] = train_mlp(model, data, e, run.generator(spec["seed"], "batches"), run.device)
+        history[spec["name"]] = fit_classifier(
+            model, data["x_train"], data["y_train"], batch_size=e["batch_size"], epochs=e["epochs"], lr=e["lr"],
+            generator=run.generator(spec["seed"], "batches"), device=run.device)
         models[spec["name"]] = model.cpu()
         print(f"{spec['name']} ({spec['params']} params): final train loss {history[spec['name']][-1]:.4f}",
               flush=True)

@@ -4,8 +4,9 @@ on the seed only, so every arm of a seed sees the same ones."""
 from shared.io.files import write_json
 from shared.io.runtime import seed_everything
 from shared.pipeline.run import start_run
+from shared.train.classifier import fit_classifier
 
-from .common import agreement_data, seq_specs, train_seq
+from .common import agreement_data, seq_specs
 from .model import build
 
 
@@ -18,7 +19,9 @@ def main():
     for spec in seq_specs(run.params):
         seed_everything(run.seed(spec["seed"], "init"))
         model = build(spec)
-        history[spec["name"]] = train_seq(model, data, s, run.generator(spec["seed"], "batches"), run.device)
+        history[spec["name"]] = fit_classifier(
+            model, data["x_train"], data["y_train"], batch_size=s["batch_size"], epochs=s["epochs"], lr=s["lr"],
+            generator=run.generator(spec["seed"], "batches"), device=run.device)
         models[spec["name"]] = model.cpu()
         print(f"{spec['name']} ({spec['body_params']} block params): final train loss "
               f"{history[spec['name']][-1]:.4f}", flush=True)
