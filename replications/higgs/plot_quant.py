@@ -15,6 +15,7 @@ for i, b in enumerate(bits):
            width, label=f"{b} bits", color=f"C{i}")
 ax.set_xticks(np.arange(len(METHODS)) + width * (len(bits) - 1) / 2, METHODS, fontsize=7)
 ax.set_yscale("log")
+ax.set_xlabel("method")
 ax.set_ylabel("mean relative error t^2")
 ax.legend(fontsize=7)
 ax = axes[0, 1]
