@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from shared.data import images
 from shared.data.tokens import load_tokens
+from shared.io.smoke import cap
 from shared.nn import quantization as Q
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.train.language_model import evaluate_lm, fixed_windows
@@ -19,29 +20,41 @@ from . import common as C
 from .model import quantized_layers
 
 METHODS = ("rtn", "nf", "higgs", "higgs_p2", "norot")
+SMOKE_EVAL = 512  # images per MLP evaluation in a smoke run
 
 
-def loss_fn(kind, model, data, p):
+def loss_fn(kind, model, data, p, device):
     if kind == "lm":
-        windows = fixed_windows(data, p["eval_windows"], model.n_ctx + 1)
+        windows = fixed_windows(data, p["eval_windows"], model.n_ctx + 1).to(device)
         return lambda: evaluate_lm(model, windows)
     split = p["eval_split"]  # "train": the loss the MLP was trained to a (near-)stationary point of
-    x, y = data[f"x_{split}"].double(), data[f"y_{split}"]
+    n = SMOKE_EVAL if cap() else None
+    x, y = data[f"x_{split}"][:n].double().to(device), data[f"y_{split}"][:n].to(device)
     return lambda: F.cross_entropy(model(x), y).item()
+
+
+def smoke_sized(p):
+    """In a smoke run (shared.io.smoke: training capped), the same analysis on a sliver: every loop once, so that the
+    full-size models pass through every code path in minutes on a CPU. Its numbers are not results."""
+    if not cap():
+        return p
+    lin, q = p["linearity"], p["quant"]
+    return {**p, "eval_windows": 2, "linearity": {**lin, "calib_t": lin["calib_t"][:1], "tests": 2},
+            "quant": {**q, "p2_samples": 4096, "random_allocations": 1}}
 
 
 def main():
     run = start_run("checkpoint", "history", "data", "metrics", "arrays")
-    p = run.params
+    p = smoke_sized(run.params)
     kind, q = p["model"], p["quant"]
     models, _, meta = load_models(run.args.checkpoint)
-    model = models[kind].double().eval()
+    model = models[kind].double().eval().to(run.device)
     if kind == "lm":
         data = load_tokens(run.args.data)[1]
     else:
         data = images.load_images(run.args.data, layout="flat", normalise="centre")
     layers = quantized_layers(model)
-    probe = C.Probe(layers, loss_fn(kind, model, data, p))
+    probe = C.Probe(layers, loss_fn(kind, model, data, p, run.device))
     seed = run.seed(p["seed"], "analysis")
     metrics, arrays = {"base_ce": probe.base, "base_ppl": math.exp(probe.base)}, {}
     info = {"layers": {n: list(m.weight.shape) for n, m in layers}, "bits_accounting":
@@ -50,6 +63,7 @@ def main():
     # (1) linearity
     lin = C.linearity(probe, p["linearity"], seed)
     alpha = torch.tensor(lin["alpha"], dtype=torch.float64)
+    info["device"] = str(run.device)
     for regime in ("small", "large"):
         r = lin[regime]
         metrics.update({f"lin_r2_{regime}": r["r2"], f"lin_r2_ppl_{regime}": r["r2_ppl"],
@@ -70,7 +84,7 @@ def main():
                         "quad_r2_small": qlin["small"]["r2"]})
 
     # (2) Gaussianisation
-    weights = [m.weight.detach().double() for _, m in layers]
+    weights = [m.weight.detach().double().cpu() for _, m in layers]  # quantized on the CPU, evaluated on the device
     gs = C.gaussianisation(weights, q["group"], seed)
     for how, rows in gs.items():
         metrics[f"kurt_abs_{how}"] = float(np.mean([abs(k) for k, _ in rows]))

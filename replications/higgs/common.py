@@ -40,7 +40,7 @@ class Probe:
 
 def unit_noise(w, gen):
     """Gaussian noise with |noise|_F = |w|_F: t * unit_noise has relative error exactly t^2."""
-    z = torch.randn(w.shape, generator=gen, dtype=w.dtype)
+    z = torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device)  # drawn on the CPU: the same on any device
     return z * (w.norm() / z.norm())
 
 

@@ -10,7 +10,7 @@ from shared.pipeline.paper import Analysis, Resources, Step
 RESOURCES = {
     "train_lm": Resources(gpu=True, threads=4, mem_mb=8000, runtime=120),
     "train_mlp": Resources(gpu=True, threads=4, mem_mb=4000, runtime=60),
-    "analyze": Resources(gpu=False, threads=2, mem_mb=16000, runtime=240),
+    "analyze": Resources(gpu=True, threads=2, mem_mb=16000, runtime=240),
 }
 CLAIMED_BITS = (3, 4)  # the quantizer claims read these bit widths; the allocation claims these budgets
 CLAIMED_BUDGETS = (3, 3.5, 4)
@@ -70,7 +70,7 @@ def steps(paper):
 
 def analyses(paper):
     cfg = paper.cfg
-    common = {"seed": cfg["seed"], "linearity": cfg["linearity"], "quant": cfg["quant"]}
+    common = {"seed": cfg["seed"], "linearity": cfg["linearity"], "quant": cfg["quant"], "device": cfg["device"]}
     return [
         Analysis("lm", script="analyze", reads={**paper.model_files("lm"),
                                                 "data": f"data/prepared/{cfg['lm']['dataset']}.safetensors"},

@@ -284,7 +284,8 @@ def nearest_point(x, grid):
         return g[idx]
     p = grid.shape[1]
     flat = x.reshape(-1, p)
-    idx = torch.cdist(flat, grid).argmin(1)
+    chunk = max(1, (1 << 24) // grid.shape[0])  # distance matrices of at most 2^24 entries
+    idx = torch.cat([torch.cdist(flat[i:i + chunk], grid).argmin(1) for i in range(0, len(flat), chunk)])
     return grid[idx].reshape(x.shape)
 
 
