@@ -81,7 +81,8 @@ def main():
         cache = {}
         d["pretrained"](inputs, cache=cache)
         folded = fold(d["gradual"])
-        fold_err = float((folded(inputs) - d["gradual"](inputs)).abs().max() / d["gradual"](inputs).abs().max())
+        with torch.no_grad():
+            fold_err = float((folded(inputs) - d["gradual"](inputs)).abs().max() / d["gradual"](inputs).abs().max())
         means = {k: statistics.fmean(v for s, v in alone.items() if kind_of(s) == k) for k in KINDS}
         per_seed.append({
             **{f"ce_{k}": v for k, v in ce.items()}, **{f"task_acc_{k}": v for k, v in acc.items()},
