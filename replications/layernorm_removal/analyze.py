@@ -51,7 +51,7 @@ def main():
     n_ctx, n_layer = p["model"]["n_ctx"], p["model"]["n_layer"]
     val = val_windows(val_tokens, e["val_windows"], n_ctx).to(run.device)
     task = val_windows(val_tokens, e["task_windows"], n_ctx)
-    ident = val_windows(val_tokens, e["identity_windows"], n_ctx)
+    ident = val_windows(val_tokens, e["identity_windows"], min(n_ctx, 64))
     per_seed, info = [], {"sites": {}, "task_positions": None}
     for seed in p["seeds"]:
         get = {arm: models[f"{arm}-seed{seed}"].to(run.device) for arm in ("pretrained", *ARMS)}
