@@ -167,3 +167,14 @@ def test_state_dict_restores_the_removal_state():
     other.load_state_dict(copy.deepcopy(m.state_dict()))
     x = tokens()
     assert torch.equal(other(x), m(x))
+
+
+def test_finish_fires_what_a_capped_run_skipped():
+    m = model()
+    sched = nr.RemovalSchedule(m, nr.paper_schedule(L, 5, 2))
+    sched.start()
+    sched.on_step(4)  # the first event (step 5) only
+    assert len(sched.fired) == 1
+    sched.finish()
+    assert len(sched.fired) == 3 * L + 2  # ln_2, ln_1 qk, ln_1 v per block, ln_f, bos
+    nr.fold(m)  # every site fake, no BOS sigma
