@@ -7,7 +7,7 @@ residual (s_dst z_i f_dec,i . f_enc,j) plus the OV path of every attention layer
 attention patterns frozen (shared.nn.circuits.feature_attribution_total). Patching: the mean change of target j's
 pre-activation when source i is zeroed at every token (norm scales and attention patterns recomputed). Agreement:
 Spearman rank correlation over the source x target pairs. Controls measured here: the same attribution with the
-weight products of the untrained (random-init) transcoders, and the residual path alone.
+weight products of random-init transcoders (a seed independent of the trained ones' init), and the residual path alone.
 
 Identity (float64): on a few windows, every target feature's pre-activation equals the sum of its attributions
 (upstream residual incl. de-embedding, transcoder features, output bias; each directly and through the OV circuits
@@ -18,6 +18,7 @@ import torch
 
 from shared.data.tokens import load_tokens
 from shared.nn import circuits
+from shared.io.smoke import capped
 from shared.nn.transcoder import Transcoder
 from shared.pipeline.run import start_run, write_metrics
 from shared.stats import pearson, spearman
@@ -26,9 +27,11 @@ from shared.train.language_model import fixed_windows
 from .common import load_checkpoint
 
 
-def untrained(spec, device):
-    torch.manual_seed(spec["init_seed"])
-    return Transcoder(spec["d_in"], spec["d_out"], spec["n_features"]).to(device)
+def random_weights(spec, device):
+    """A transcoder at a random initialisation independent of the trained one's (its init seed + 1): short runs
+    leave a transcoder near its own init, which would then not be a control."""
+    torch.manual_seed(spec["init_seed"] + 1)
+    return Transcoder(spec["d_in"], spec["d_out"], spec["n_features"]).to(device).requires_grad_(False)
 
 
 @torch.no_grad()
@@ -53,12 +56,13 @@ def decomposition_error(model, tokens, tc_src, a, tc_tgt, b):
     e = model.embed(tokens)
     upstream = st[(a, "mlp")] - e                      # everything before layer a's MLP but the embedding
     total = circuits.residual_attribution(z, tc_src.W_dec, enc, s_dst).sum(-2)
-    total += circuits.ov_attribution(probs, z, tc_src.W_dec, ov, enc, s_src, s_dst, block.attn_scale).sum((1, 3, 4))
+    total += circuits.ov_attribution_per_target(probs, z, tc_src.W_dec, ov, enc, s_src, s_dst, block.attn_scale)
     total += s_dst[..., None] * circuits.deembedding(model.embed.weight, enc)[tokens]
     for name, v in {"embed": e, "upstream": upstream, "bias": tc_src.b_dec_out.expand_as(e)}.items():
         if name != "embed":
             total += s_dst[..., None] * (v @ enc.T)
-        total += block.attn_scale * s_dst[..., None] * torch.einsum("bhts,bs,hde,bse,jd->btj", probs, s_src, ov, v, enc)
+        read = torch.einsum("bse,hde,jd->bshj", v * s_src[..., None], ov, enc)   # each head's OV image, read by j
+        total += block.attn_scale * s_dst[..., None] * torch.einsum("bhts,bshj->btj", probs, read)
     total += tc_tgt.b_enc - enc @ tc_tgt.b_dec_in
     return ((total - pre).abs().max() / pre.abs().max()).item()
 
@@ -82,21 +86,25 @@ def main():
     s_dst = circuits.norm_scale(streams[(b, "mlp")])
     residual = ((z[..., src] * s_dst[..., None]).flatten(0, 1).sum(0)[:, None]
                 * circuits.weight_products(tc_src.W_dec[src], tc_tgt.W_enc[tgt])) / n_tokens
-    rand_src, rand_tgt = (untrained(specs[f"transcoder_L{layer}_l1_{c}"], run.device) for layer in (a, b))
+    rand_src, rand_tgt = (random_weights(specs[f"transcoder_L{layer}_l1_{c}"], run.device) for layer in (a, b))
     random_attr = circuits.feature_attribution_total(lm, streams, z, rand_src, a, rand_tgt, b, src, tgt) / n_tokens
     weights_only = circuits.weight_products(tc_src.W_dec[src], tc_tgt.W_enc[tgt])
 
     patched = torch.empty_like(attr)
     base = pre[..., tgt].flatten(0, 1).mean(0)
-    for k, i in enumerate(src):
-        _, pre_i, _ = target_pre(lm, windows, tc_src, a, tc_tgt, b, ablate=i.view(1))
+    done = []  # every source, except in a smoke run (a few)
+    for k in capped(range(len(src)), len(src), "patching"):
+        _, pre_i, _ = target_pre(lm, windows, tc_src, a, tc_tgt, b, ablate=src[k].view(1))
         patched[k] = base - pre_i[..., tgt].flatten(0, 1).mean(0)
+        done.append(k)
+    attr, patched, residual, random_attr, weights_only = (
+        t[done] for t in (attr, patched, residual, random_attr, weights_only))
 
     flat = lambda t: t.flatten().double().cpu().numpy()
     delta = flat(patched)
     metrics = {
         "spearman_attribution": spearman(flat(attr), delta),
-        "pearson_attribution": pearson(flat(attr), delta),
+        "pearson_attribution": pearson(torch.from_numpy(flat(attr)), torch.from_numpy(delta)),
         "spearman_residual_only": spearman(flat(residual), delta),
         "spearman_random_weights": spearman(flat(random_attr), delta),
         "spearman_weights_only": spearman(flat(weights_only), delta),

@@ -11,8 +11,9 @@ import torch
 from shared.data.tokens import load_tokens
 from shared.nn.transcoder import Transcoder, fraction_of_variance_unexplained, sparsity_stats
 from shared.pipeline.run import start_run, write_metrics
-from shared.train.language_model import fixed_windows, mlp_activations
+from shared.train.language_model import fixed_windows
 
+from .train_dicts import activations
 from .common import (SAEOnOutput, ZeroMLP, ce_with_mlp, ce_with_transcoder, cross_entropy, frontier_gap,
                      load_checkpoint, recovered)
 
@@ -26,26 +27,27 @@ def main():
     dicts, specs, meta = load_checkpoint(run.args.dicts, run.device)
     _, val_tokens, _ = load_tokens(run.args.data)
     windows = fixed_windows(val_tokens, a["eval_windows"], lm.n_ctx + 1).to(run.device)
-    clean = cross_entropy(lm, windows)
+    eb = a["eval_batch"]
+    clean = cross_entropy(lm, windows, eb)
     metrics, info, arrays = {"ce_clean": clean}, {}, {}
     for side, layer in zip(SIDES, p["layers"]):
-        x, y, _ = mlp_activations(lm, windows[:, :-1], layer)
-        zero = ce_with_mlp(lm, windows, layer, ZeroMLP())
+        x, y = activations(lm, windows[:, :-1], layer, eb)
+        zero = ce_with_mlp(lm, windows, layer, ZeroMLP(), eb)
         rows = {"transcoder": [], "sae": []}
         for i, l1 in enumerate(p["l1"]):
             for kind in rows:
                 m = dicts[f"{kind}_L{layer}_l1_{i}"]
                 src = x if kind == "transcoder" else y
                 stats = sparsity_stats(m, src)
-                ce = (ce_with_transcoder(lm, windows, layer, m) if kind == "transcoder"
-                      else ce_with_mlp(lm, windows, layer, SAEOnOutput(lm.blocks[layer].mlp, m)))
+                ce = (ce_with_transcoder(lm, windows, layer, m, eb) if kind == "transcoder"
+                      else ce_with_mlp(lm, windows, layer, SAEOnOutput(lm.blocks[layer].mlp, m), eb))
                 rows[kind].append({"l1": l1, "l0": stats["l0"], "dead_fraction": stats["dead_fraction"],
                                    "ce": ce, "recovered": recovered(ce, clean, zero),
                                    "fvu": fraction_of_variance_unexplained(m(src), y)})
         spec = specs[f"transcoder_L{layer}_l1_0"]
         torch.manual_seed(spec["init_seed"])
         fresh = Transcoder(spec["d_in"], spec["d_out"], spec["n_features"]).to(run.device)
-        untrained_rec = recovered(ce_with_transcoder(lm, windows, layer, fresh), clean, zero)
+        untrained_rec = recovered(ce_with_transcoder(lm, windows, layer, fresh, eb), clean, zero)
         gap, overlap = frontier_gap([r["l0"] for r in rows["transcoder"]], [r["recovered"] for r in rows["transcoder"]],
                                     [r["l0"] for r in rows["sae"]], [r["recovered"] for r in rows["sae"]])
         c = a["circuit_l1_index"]

@@ -22,7 +22,7 @@ from .common import auroc, load_checkpoint, match, planted_teacher, teacher_samp
 
 def untrained(spec):
     torch.manual_seed(spec["init_seed"])  # train_transcoder seeds torch, then builds: the same init
-    return Transcoder(spec["d_in"], spec["d_out"], spec["n_features"], sae=spec["kind"] == "sae").double()
+    return Transcoder(spec["d_in"], spec["d_out"], spec["n_features"], sae=spec["kind"] == "sae").double().requires_grad_(False)
 
 
 def edge_scores(dec1, enc2, T):
@@ -72,6 +72,7 @@ def main():
             m = trained[arm]
             r[f"{arm}_fvu"] = fraction_of_variance_unexplained(m(data[src]), data[dst])
             r[f"{arm}_l0"] = sparsity_stats(m, data[src])["l0"]
+        r["oracle_edge_auroc"] = auroc((T["G"] @ (T["B"].T @ T["B"])).abs(), labels)  # the true weights' products
         r["true_l0_mlp1"] = (data["h1"] > 0).double().sum(1).mean().item()
         r["true_l0_mlp2"] = (data["h2"] > 0).double().sum(1).mean().item()
         rows[seed] = r

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from shared.io.runtime import generator
+from shared.io.smoke import capped
 from shared.nn.circuits import splice
 from shared.pipeline.run import load_models
 
@@ -61,7 +62,8 @@ def cosines(rows, columns):
 
 
 def match(rows, columns):
-    """For each true direction (column): (best cosine over the learned rows, index of that row)."""
+    """For each true direction (column): (best signed cosine over the learned rows, index of that row; a feature
+    writes or reads with a sign, so an anti-aligned row is not a match)."""
     best = cosines(rows, columns).max(0)
     return best.values, best.indices
 
@@ -106,29 +108,30 @@ class ZeroMLP(torch.nn.Module):
 
 @torch.no_grad()
 def cross_entropy(model, windows, batch_size=64):
-    """Mean next-token cross-entropy of windows (n, T + 1)."""
-    total = 0.0
-    for i in range(0, len(windows), batch_size):
-        w = windows[i:i + batch_size]
+    """Mean next-token cross-entropy of windows (n, T + 1), one batch per step (a smoke run reads a few)."""
+    total, count, n = 0.0, 0, -(-len(windows) // batch_size)
+    for i in capped(range(n), n, "cross_entropy"):
+        w = windows[i * batch_size:(i + 1) * batch_size]
         total += model.loss(w).item() * len(w)
-    return total / len(windows)
+        count += len(w)
+    return total / count
 
 
 @torch.no_grad()
-def ce_with_mlp(model, windows, layer, mlp):
+def ce_with_mlp(model, windows, layer, mlp, batch_size=64):
     """Cross-entropy with block `layer`'s MLP replaced by `mlp` (restored after)."""
     saved = model.blocks[layer].mlp
     model.blocks[layer].mlp = mlp
     try:
-        return cross_entropy(model, windows)
+        return cross_entropy(model, windows, batch_size)
     finally:
         model.blocks[layer].mlp = saved
 
 
 @torch.no_grad()
-def ce_with_transcoder(model, windows, layer, transcoder):
+def ce_with_transcoder(model, windows, layer, transcoder, batch_size=64):
     with splice(model, {layer: transcoder}):
-        return cross_entropy(model, windows)
+        return cross_entropy(model, windows, batch_size)
 
 
 def recovered(ce, clean, zero):

@@ -25,7 +25,7 @@ def check(cfg):
     if not low <= high <= t["features"]:
         raise ConfigError(f"'teacher.parents': {t['parents']} must satisfy low <= high <= features = {t['features']}")
     src, tgt = dicts["layers"]
-    if not 0 <= src and tgt == src + 1 and tgt < m["n_layer"]:
+    if not (0 <= src and tgt == src + 1 and tgt < m["n_layer"]):
         raise ConfigError(f"'dicts.layers': {dicts['layers']} must be two successive layers l, l + 1 of the model's "
                           f"{m['n_layer']} (allowed: [l, l + 1] with l + 1 < n_layer)")
     if a["circuit_l1_index"] >= len(dicts["l1"]):

@@ -6,10 +6,24 @@ import torch
 from shared.data.tokens import load_tokens
 from shared.io.files import write_json
 from shared.pipeline.run import start_run
-from shared.train.language_model import mlp_activations, random_windows
+from shared.io.smoke import capped
+from shared.train.language_model import random_windows
 from shared.train.transcoder import train_transcoder
 
 from .common import load_checkpoint
+
+
+@torch.no_grad()
+def activations(lm, windows, layer, batch_size):
+    """MLP input and output of `layer` at every position but the first of each window (shared.train.language_model
+    .mlp_activations, one batch of windows per step, so that a smoke run reads a few batches)."""
+    ins, outs, n = [], [], -(-len(windows) // batch_size)
+    for i in capped(range(n), n, "activations"):
+        cache = {}
+        lm(windows[i * batch_size:(i + 1) * batch_size], cache=cache, layers={layer})
+        ins.append(cache[layer, "mlp_in"][:, 1:].flatten(0, 1))
+        outs.append(cache[layer, "mlp_out"][:, 1:].flatten(0, 1))
+    return torch.cat(ins), torch.cat(outs)
 
 
 def main():
@@ -22,7 +36,7 @@ def main():
     d = lm.embed.weight.shape[1]
     models, specs, history = {}, [], {}
     for layer in p["layers"]:
-        x, y, _ = mlp_activations(lm, windows, layer)
+        x, y = activations(lm, windows, layer, p["activation_batch"])
         x, y = x[:p["train_tokens"]], y[:p["train_tokens"]]
         for kind, (src, dst) in (("transcoder", (x, y)), ("sae", (y, y))):
             for i, l1 in enumerate(p["l1"]):

@@ -83,6 +83,14 @@ def ov_attribution_total(probs, z_src, dec_src, ov, enc_tgt, scale_src, scale_ds
     return torch.einsum("hi,hij->ij", carried, w)
 
 
+def ov_attribution_per_target(probs, z_src, dec_src, ov, enc_tgt, scale_src, scale_dst, attn_scale=1.0):
+    """ov_attribution summed over heads, source tokens and source features: (B, T_dst, m_tgt), without
+    materialising the per-pair tensor (what all the source features carry into each target, per token)."""
+    written = torch.einsum("bsi,hij->bshj", z_src, ov_weight_products(ov, dec_src, enc_tgt))
+    flow = attn_scale * scale_dst[:, None, :, None] * probs * scale_src[:, None, None, :]
+    return torch.einsum("bhts,bshj->btj", flow, written)
+
+
 def deembedding(embed_weight, enc_tgt):
     """(vocab, m_tgt): W_E f_enc,j, the direct (input-invariant) score of every token for each feature j."""
     return embed_weight @ enc_tgt.T

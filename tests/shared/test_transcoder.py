@@ -174,6 +174,11 @@ def test_total_attribution_sums_the_per_token_terms():
     per_token += circuits.ov_attribution(probs, z0[..., src], tc0.W_dec[src], circuits.ov_matrices(attn),
                                          tc1.W_enc[tgt], s_src, s_dst, model.blocks[1].attn_scale).sum((0, 1, 2, 3))
     assert (total - per_token).abs().max() < 1e-10
+    per_target = circuits.ov_attribution_per_target(probs, z0, tc0.W_dec, circuits.ov_matrices(attn), tc1.W_enc,
+                                                    s_src, s_dst, model.blocks[1].attn_scale)
+    full = circuits.ov_attribution(probs, z0, tc0.W_dec, circuits.ov_matrices(attn), tc1.W_enc, s_src, s_dst,
+                                   model.blocks[1].attn_scale)
+    assert (per_target - full.sum((1, 3, 4))).abs().max() < 1e-10
     # splice restores the MLP
     assert not isinstance(model.blocks[0].mlp, circuits.SplicedMLP)
 
