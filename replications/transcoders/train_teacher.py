@@ -1,7 +1,6 @@
 """Fit transcoders and SAEs to the planted feature-circuit teacher (common.planted_teacher), per seed: a transcoder
 of each MLP (x1 -> y1, x2 -> y2) and an SAE of each MLP's output (y1, y2), same width, loss and L1 coefficient.
 One checkpoint; the untrained controls are rebuilt from the recorded init seeds by the analysis."""
-import torch
 
 from shared.io.files import write_json
 from shared.pipeline.run import start_run
