@@ -55,7 +55,7 @@ def decomposition_error(model, tokens, tc_src, a, tc_tgt, b):
     ov, enc = circuits.ov_matrices(block.attn), tc_tgt.W_enc
     e = model.embed(tokens)
     upstream = st[(a, "mlp")] - e                      # everything before layer a's MLP but the embedding
-    total = circuits.residual_attribution(z, tc_src.W_dec, enc, s_dst).sum(-2)
+    total = circuits.residual_attribution_per_target(z, tc_src.W_dec, enc, s_dst)
     total += circuits.ov_attribution_per_target(probs, z, tc_src.W_dec, ov, enc, s_src, s_dst, block.attn_scale)
     total += s_dst[..., None] * circuits.deembedding(model.embed.weight, enc)[tokens]
     for name, v in {"embed": e, "upstream": upstream, "bias": tc_src.b_dec_out.expand_as(e)}.items():

@@ -69,17 +69,14 @@ def match(rows, columns):
 
 
 def auroc(scores, labels):
-    """Area under the ROC curve of `scores` for binary `labels` (Mann-Whitney, ties counted half)."""
-    scores, labels = scores.flatten().double(), labels.flatten().bool()
-    ranks = torch.empty_like(scores)
-    order = scores.argsort()
-    ranks[order] = torch.arange(1, len(scores) + 1, dtype=torch.float64)
-    for value in scores.unique():  # average ranks over ties
-        tie = scores == value
-        if tie.sum() > 1:
-            ranks[tie] = ranks[tie].mean()
-    n_pos, n_neg = labels.sum().item(), (~labels).sum().item()
-    return ((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)).item()
+    """Area under the ROC curve of `scores` for binary `labels` (Mann-Whitney; tied scores share their average rank,
+    so a tie counts half)."""
+    from scipy.stats import rankdata
+
+    scores, labels = scores.detach().flatten().double().cpu().numpy(), labels.flatten().bool().cpu().numpy()
+    ranks = rankdata(scores)  # average ranks over ties
+    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 # --- the language model ----------------------------------------------------------------------------------------

@@ -85,10 +85,18 @@ def ov_attribution_total(probs, z_src, dec_src, ov, enc_tgt, scale_src, scale_ds
 
 def ov_attribution_per_target(probs, z_src, dec_src, ov, enc_tgt, scale_src, scale_dst, attn_scale=1.0):
     """ov_attribution summed over heads, source tokens and source features: (B, T_dst, m_tgt), without
-    materialising the per-pair tensor (what all the source features carry into each target, per token)."""
-    written = torch.einsum("bsi,hij->bshj", z_src, ov_weight_products(ov, dec_src, enc_tgt))
+    materialising the per-pair tensor or the (H, m_src, m_tgt) products (what all the source features carry into
+    each target, per token: the sum over i is taken first, as the decoded vector z @ W_dec)."""
+    decoded = z_src @ dec_src                                                  # (B, T_src, d)
+    read = torch.einsum("hde,bse->bshd", ov, decoded) @ enc_tgt.T             # (B, T_src, H, m_tgt)
     flow = attn_scale * scale_dst[:, None, :, None] * probs * scale_src[:, None, None, :]
-    return torch.einsum("bhts,bshj->btj", flow, written)
+    return torch.einsum("bhts,bshj->btj", flow, read)
+
+
+def residual_attribution_per_target(z_src, dec_src, enc_tgt, scale=None):
+    """residual_attribution summed over source features: (..., m_tgt) = scale * (z @ W_dec) . f_enc,j."""
+    attr = (z_src @ dec_src) @ enc_tgt.T
+    return attr if scale is None else attr * scale[..., None]
 
 
 def deembedding(embed_weight, enc_tgt):

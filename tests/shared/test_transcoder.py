@@ -179,6 +179,8 @@ def test_total_attribution_sums_the_per_token_terms():
     full = circuits.ov_attribution(probs, z0, tc0.W_dec, circuits.ov_matrices(attn), tc1.W_enc, s_src, s_dst,
                                    model.blocks[1].attn_scale)
     assert (per_target - full.sum((1, 3, 4))).abs().max() < 1e-10
+    residual = circuits.residual_attribution(z0, tc0.W_dec, tc1.W_enc, s_dst).sum(-2)
+    assert (circuits.residual_attribution_per_target(z0, tc0.W_dec, tc1.W_enc, s_dst) - residual).abs().max() < 1e-10
     # splice restores the MLP
     assert not isinstance(model.blocks[0].mlp, circuits.SplicedMLP)
 
