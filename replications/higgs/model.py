@@ -4,24 +4,10 @@
 `quantized_layers(model)` lists the nn.Linear layers the experiments perturb and quantize: every Linear inside the
 transformer's blocks (attention qkv and out, the SwiGLU's joint gate/up projection and down), the token embedding
 and LM head kept in float (as the paper's setups do); every layer of the MLP."""
-import torch
 from torch import nn
 
+from shared.nn.mlp import ReluMLP
 from shared.nn.transformer import Transformer
-
-
-class MLP(nn.Module):
-    def __init__(self, d_input, hidden, n_classes):
-        super().__init__()
-        sizes = [d_input, *hidden, n_classes]
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
-
-    def forward(self, x):
-        for k, layer in enumerate(self.layers):
-            x = layer(x)
-            if k < len(self.layers) - 1:
-                x = torch.relu(x)
-        return x
 
 
 def build(spec):
@@ -29,7 +15,7 @@ def build(spec):
     "hidden", "n_classes"}); the caller seeds torch first."""
     if spec["kind"] == "lm":
         return Transformer(spec["vocab_size"], mlp="swiglu", **spec["model"])
-    return MLP(spec["d_input"], spec["hidden"], spec["n_classes"])
+    return ReluMLP(spec["d_input"], spec["hidden"], spec["n_classes"])
 
 
 def quantized_layers(model):

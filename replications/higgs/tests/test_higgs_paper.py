@@ -16,7 +16,7 @@ D = torch.float64
 def quadratic_probe(seed=0):
     """A quadratic loss of two layers around its minimum: L = sum_l |A_l (W_l - W*_l)|^2 + const."""
     gen = torch.Generator().manual_seed(seed)
-    net = M.MLP(6, [5], 3).double()
+    net = M.ReluMLP(6, [5], 3).double()
     target = [m.weight.detach().clone() for m in net.layers]
     mats = [torch.randn(m.weight.shape[1], m.weight.shape[1], generator=gen, dtype=D) for m in net.layers]
     loss = lambda: sum(((m.weight - t) @ a).pow(2).sum() for m, t, a in zip(net.layers, target, mats)).item() + 1.0
