@@ -34,7 +34,7 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
 
 
-class Attention(nn.Module):
+class GPT2Attention(nn.Module):
     """Causal multi-head attention with GPT-2's fused c_attn (q, k, v) and c_proj, both with biases. Queries and keys
     are computed from x_qk, values from x_v (shared.transformer.Attention is rotary and bias-free, so not reused)."""
 
@@ -59,7 +59,7 @@ class Attention(nn.Module):
         return self.c_proj(y.transpose(1, 2).reshape(b, t, d))
 
 
-class MLP(nn.Module):
+class GPT2MLP(nn.Module):
     def __init__(self, d_model):
         super().__init__()
         self.c_fc = nn.Linear(d_model, 4 * d_model)
@@ -69,13 +69,13 @@ class MLP(nn.Module):
         return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))  # GPT-2's gelu_new
 
 
-class Block(nn.Module):
+class GPT2Block(nn.Module):
     def __init__(self, d_model, n_head, norm=LayerNorm):
         super().__init__()
         self.ln_1 = norm(d_model)
-        self.attn = Attention(d_model, n_head)
+        self.attn = GPT2Attention(d_model, n_head)
         self.ln_2 = norm(d_model)
-        self.mlp = MLP(d_model)
+        self.mlp = GPT2MLP(d_model)
 
     def forward(self, h, cache=None, layer=None):
         x_qk = self.ln_1(h, "qk")
@@ -100,7 +100,7 @@ class GPT2(nn.Module):
         self.n_ctx, self.n_layer, self.bos = n_ctx, n_layer, bos
         self.wte = nn.Embedding(vocab_size, d_model)
         self.wpe = nn.Embedding(n_ctx, d_model)
-        self.blocks = nn.ModuleList(Block(d_model, n_head, norm) for _ in range(n_layer))
+        self.blocks = nn.ModuleList(GPT2Block(d_model, n_head, norm) for _ in range(n_layer))
         self.ln_f = norm(d_model)
         self.unembed = None if tie_embeddings else nn.Linear(d_model, vocab_size)
         self.apply(self._init)
