@@ -9,7 +9,7 @@ import torch
 
 from shared.nn import circuits
 from shared.nn import layer_registry as registry
-from shared.nn.transcoder import Transcoder, register_family, sparsity_stats, transcoder_mse
+from shared.nn.transcoder import Transcoder, sparsity_stats, transcoder_mse
 from shared.nn.transformer import Transformer
 from shared.train.transcoder import train_transcoder
 
@@ -186,20 +186,17 @@ def test_total_attribution_sums_the_per_token_terms():
 
 
 def test_registry_counts_are_the_built_module():
-    family = register_family("transcoder_topk_test")
-    try:
-        for d_in, d_out in ((8, 12), (16, 16)):
-            layer = registry.make("transcoder_topk_test", d_in, d_out, features=32, k=4)
-            counts = registry.count("transcoder_topk_test", d_in, d_out, features=32, k=4)
-            assert counts["params"] == sum(p.numel() for p in layer.parameters())
-            assert counts["macs"] == 32 * (d_in + d_out)
-            assert layer(torch.randn(2, 3, d_in)).shape == (2, 3, d_out)
-        block = registry.make("transcoder_topk_test", 8, 40, "block", k=4)
-        assert registry.count("transcoder_topk_test", 8, 40, "block", k=4)["params"] == sum(
-            p.numel() for p in block.parameters())
-        assert family.nonlinear
-    finally:
-        registry.FAMILIES.pop("transcoder_topk_test")
+    family = registry.family("transcoder_topk")  # registered at import, as the layer benchmark finds it
+    for d_in, d_out in ((8, 12), (16, 16)):
+        layer = registry.make("transcoder_topk", d_in, d_out, features=32, k=4)
+        counts = registry.count("transcoder_topk", d_in, d_out, features=32, k=4)
+        assert counts["params"] == sum(p.numel() for p in layer.parameters())
+        assert counts["macs"] == 32 * (d_in + d_out)
+        assert layer(torch.randn(2, 3, d_in)).shape == (2, 3, d_out)
+    block = registry.make("transcoder_topk", 8, 40, "block", k=4)
+    assert registry.count("transcoder_topk", 8, 40, "block", k=4)["params"] == sum(
+        p.numel() for p in block.parameters())
+    assert family.nonlinear
 
 
 def test_training_fits_a_sparse_relu_teacher():
