@@ -1,11 +1,13 @@
 """INR classification (MNIST / Fashion-MNIST INRs, full tier): test accuracy (%) of every model kind at the largest
 training-set size, and the orderings of the paper's table."""
+import numpy as np
+
 from shared.io.files import read_json
 from shared.pipeline.run import start_run, write_metrics
 
 
 def main():
-    run = start_run("metrics", many=("histories",))
+    run = start_run("metrics", "arrays", many=("histories",))  # every analysis rule writes both
     kinds = run.params["kinds"]
     acc, meta = {}, None
     for path, kind in zip(run.args.histories, kinds):
@@ -17,7 +19,8 @@ def main():
     if "mlp_aug" in acc:
         metrics["mlp_aug_minus_mlp"] = acc["mlp_aug"] - acc["mlp"]
     metrics["dws_minus_best_baseline"] = acc["dws"] - max(v for k, v in acc.items() if k in ("mlp", "mlp_aug"))
-    write_metrics(run.args.metrics, metrics, meta, info={"kinds": kinds})
+    arrays = {"test_accuracy": np.array([acc[k] for k in kinds])}  # in the order of info["kinds"]
+    write_metrics(run.args.metrics, metrics, meta, info={"kinds": kinds}, arrays=arrays, arrays_path=run.args.arrays)
     print(metrics)
 
 
