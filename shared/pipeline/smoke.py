@@ -225,8 +225,16 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
             "limit_s": limit_s, "wall_s": time.perf_counter() - t0, "cpu_s": max(usage.ru_utime + usage.ru_stime, jobs_cpu),
             "peak_rss_mb": usage.ru_maxrss / 1024, "jobs_done": int(done[-1][0]) if done else 0,
             "jobs_planned": int(planned.group(1)) if planned else None,
-            "failed_rules": sorted(set(re.findall(r"Error in rule (\w+):", output))),
-            "tail": output[-3000:] if proc.returncode and not timed_out or "Error in rule" in output else ""}
+            "failed_rules": failed_jobs(output),
+            "tail": output[-3000:] if proc.returncode and not timed_out or failed_jobs(output) else ""}
+
+
+def failed_jobs(output):
+    """The jobs a run's console output says failed: Snakemake's "Error in rule <rule>:" blocks and, since
+    profiles/default hides those, the project's own "[<paper>/<tier> <step>] FAILED" job lines (shared.pipeline.job)."""
+    rules = re.findall(r"Error in rule (\w+):", output)
+    steps = re.findall(r"^(?:[\d:]+ )?\[[^\]\s/]+/\w+ ([^\]]+)\] FAILED", output, re.MULTILINE)
+    return sorted(set(rules) | set(steps))
 
 
 def read_loops(log):

@@ -178,3 +178,12 @@ def test_editing_adding_or_removing_an_overlay_makes_the_record_stale(tmp_path):
     assert smoke.check("hopfield", tmp_path) == ["replications/hopfield/smoke.yaml changed"]
     overlay.unlink()
     assert smoke.check("hopfield", tmp_path) == ["replications/hopfield/smoke.yaml removed"]
+
+
+def test_a_failed_job_is_named_whichever_console_format_reports_it():
+    quiet = ("20:41:07 [dwsnets/full analyze_mnist] FAILED (exit 2), log: results/dwsnets/full/logs/analyze_mnist.log "
+             "in 0.1 min, CPU 0.1 min\n")
+    verbose = "Error in rule dwsnets_analyze:\n    jobid: 22\n"
+    assert smoke.failed_jobs(quiet) == smoke.failed_jobs(quiet.split(" ", 1)[1]) == ["analyze_mnist"]
+    assert smoke.failed_jobs(verbose) == ["dwsnets_analyze"]
+    assert smoke.failed_jobs("20:41:07 [dwsnets/full analyze_mnist] done in 0.1 min\n3 of 26 steps (12%) done\n") == []
