@@ -62,14 +62,13 @@ SMOKE_OVERLAY = "smoke.yaml"
 
 
 def overlay(paper, root=ROOT):
-    """The paper's smoke-only overlay (see the module's docstring): {"file", "scale", "config"} with `config` the
-    `<paper>: {full: ...}` mapping to pass as a config file, or None where the paper declares none. A ConfigError
+    """The paper's smoke-only overlay (see the module's docstring), as smoke.json records it: {"file", "scale",
+    "overrides"} with `overrides` its full-tier keys, or None where the paper declares none. A ConfigError
     names the paper, the file and the key that is wrong: an unknown key, a key of the full tier the overlay does not
     have, a schema violation of the merged config, or a scale below 1."""
     from shared.pipeline.config import ConfigError, load_paper_config
 
-    paper_dir = Path(root) / "replications" / paper
-    path = paper_dir / SMOKE_OVERLAY
+    paper_dir, path = Path(root) / "replications" / paper, overlay_path(paper, root)
     if not path.is_file():
         return None
     where = f"{paper}: {path.relative_to(root)}"
@@ -92,7 +91,11 @@ def overlay(paper, root=ROOT):
         load_paper_config(paper_dir, "full", tiers)  # the merged config must pass the paper's schema
     except ConfigError as err:
         raise ConfigError(f"{where}: the full tier with this overlay is invalid: {err}") from None
-    return {"file": path.relative_to(root).as_posix(), "scale": scale, "config": {paper: tiers}}
+    return {"file": path.relative_to(root).as_posix(), "scale": scale, "overrides": tiers["full"]}
+
+
+def overlay_path(paper, root=ROOT):
+    return Path(root) / "replications" / paper / SMOKE_OVERLAY
 
 
 def _new_keys(overrides, config, prefix=""):
@@ -106,13 +109,13 @@ def _new_keys(overrides, config, prefix=""):
     return keys
 
 
-def overlay_args(repo, paper, folder):
-    """Snakemake's arguments that apply the paper's overlay (written, without `scale`, into `folder`), or []."""
-    found = overlay(paper, repo)
+def overlay_args(paper, found, folder):
+    """Snakemake's arguments that apply `found`, the paper's overlay (written, without `scale`, into `folder`), or []
+    where it is None."""
     if found is None:
         return []
     path = Path(folder) / f"{paper}.smoke.json"  # JSON is YAML: a config file Snakemake reads
-    write_json(path, found["config"])
+    write_json(path, {paper: {"full": found["overrides"]}})
     return ["--configfile", "profiles/full/tier.yaml", str(path)]
 
 
@@ -189,16 +192,16 @@ def prepare_data(repo, papers):
     return {paper: {name: data[name] for name in sorted(names)} for paper, names in needed.items()}
 
 
-def run_paper(repo, paper, cores, steps, log, limit_s):
+def run_paper(repo, paper, cores, steps, log, limit_s, found=None):
     """The full tier of one paper, capped, stopped after `limit_s` seconds; returns the run's measurements (CPU
-    time and peak memory of the whole process tree, from wait4)."""
+    time and peak memory of the whole process tree, from wait4); `found`: the paper's overlay, if any."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", STEPS_VAR: str(steps), LOG_VAR: str(log),
            "REPLICATE_WORKER": "0"}  # jobs as child processes, so that their CPU and memory are counted
     out = log.with_suffix(".out")
     t0 = time.perf_counter()
     with open(out, "w") as f:
         proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--profile", "profiles/full", "--cores", str(cores),
-                                 "--keep-going", *overlay_args(repo, paper, log.parent), "--", paper], cwd=repo,
+                                 "--keep-going", *overlay_args(paper, found, log.parent), "--", paper], cwd=repo,
                                 stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline, timed_out = time.monotonic() + limit_s, False
         try:
@@ -220,13 +223,13 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
     done = re.findall(r"(\d+) of (\d+) steps", output)
     planned = re.search(r"^total\s+(\d+)", output, re.M)
     # a job killed at the limit is not reaped by Snakemake, so wait4 misses it; each finished job recorded its own
+    failed = failed_jobs(output)
     jobs_cpu = sum(json.loads(f.read_text()).get("cpu_s") or 0.0 for f in (repo / "results" / paper).rglob("*.cost.json"))
     return {"returncode": proc.returncode, "timed_out": timed_out,
             "limit_s": limit_s, "wall_s": time.perf_counter() - t0, "cpu_s": max(usage.ru_utime + usage.ru_stime, jobs_cpu),
             "peak_rss_mb": usage.ru_maxrss / 1024, "jobs_done": int(done[-1][0]) if done else 0,
-            "jobs_planned": int(planned.group(1)) if planned else None,
-            "failed_rules": failed_jobs(output),
-            "tail": output[-3000:] if proc.returncode and not timed_out or failed_jobs(output) else ""}
+            "jobs_planned": int(planned.group(1)) if planned else None, "failed_rules": failed,
+            "tail": output[-3000:] if proc.returncode and not timed_out or failed else ""}
 
 
 def failed_jobs(output):
@@ -325,7 +328,7 @@ def inputs(paper, code, root=CODE_ROOT):
     from shared.pipeline.config import load_paper_config
 
     found = {"config": config_hash(load_paper_config(Path(root) / "replications" / paper, "full")), "code": code}
-    path = Path(root) / "replications" / paper / SMOKE_OVERLAY
+    path = overlay_path(paper, root)
     return found | ({"overlay": file_hash(path)} if path.is_file() else {})
 
 
@@ -357,7 +360,7 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
         for paper in papers:
             log = Path(tmp) / f"{paper}.jsonl"
             t0 = time.time()
-            run = run_paper(repo, paper, cores, steps, log, limit_s)
+            run = run_paper(repo, paper, cores, steps, log, limit_s, overlays[paper])
             records = read_loops(log)
             jobs, made = per_job(records), standins(records)
             prov, peak_mb = collect(), max([run["peak_rss_mb"], *(j["peak_rss_mb"] for j in jobs.values())])
@@ -368,8 +371,7 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
                    "cap_steps": steps, "cores": cores, **{k: v for k, v in run.items() if k != "returncode"},
                    "peak_rss_mb": peak_mb, "fits_24gib": peak_mb <= MEMORY_LIMIT_MB,
                    "data": {**data[paper], **made},
-                   "reduced": overlays[paper] and {k: v for k, v in overlays[paper].items() if k != "config"}
-                   | {"overrides": overlays[paper]["config"][paper]["full"]},
+                   "reduced": overlays[paper],
                    "projected": project(run, jobs, overlays[paper]["scale"] if overlays[paper] else 1), "jobs": jobs,
                    "inputs": inputs(paper, ran_code(repo, paper, root), root)}
             write_json(root / "reports" / paper / "full" / "smoke.json", doc)
@@ -383,11 +385,12 @@ def dry_run(papers, root=ROOT):
     status = 0
     with tempfile.TemporaryDirectory(prefix="smoke-dry-") as tmp:
         for paper in sorted(papers) or discover_papers(Path(root) / "replications"):
-            args = overlay_args(root, paper, tmp)
+            found = overlay(paper, root)
+            args = overlay_args(paper, found, tmp)
             done = snakemake(root, "--profile", "profiles/full", "--cores", "1", "-n", *args, "--", paper,
                              rule_blocks=False)
             planned = re.search(r"^total\s+(\d+)", done.stdout, re.M)
-            print(f"{paper}: {'overlay ' + paper + '/' + SMOKE_OVERLAY if args else 'no overlay'}, "
+            print(f"{paper}: {'overlay ' + found['file'] if found else 'no overlay'}, "
                   + (f"{planned.group(1)} jobs planned" if done.returncode == 0 and planned else
                      "nothing to plan" if done.returncode == 0 else f"dry run failed:\n{done.stderr[-2000:]}"))
             status = status or done.returncode

@@ -143,14 +143,14 @@ def test_a_bad_overlay_is_refused_naming_paper_file_and_key(tmp_path, text, wron
 
 def test_an_overlay_reaches_the_run_and_its_record(tmp_path):
     folder = _paper_copy(tmp_path)
-    assert smoke.overlay("hopfield", tmp_path) is None and smoke.overlay_args(tmp_path, "hopfield", tmp_path) == []
+    assert smoke.overlay("hopfield", tmp_path) is None and smoke.overlay_args("hopfield", None, tmp_path) == []
     (folder / "smoke.yaml").write_text("scale: 5\nhopfield: {full: {capacity: {seeds: [0]}}}\n")
     found = smoke.overlay("hopfield", tmp_path)
-    assert found == {"file": "replications/hopfield/smoke.yaml", "scale": 5,
-                     "config": {"hopfield": {"full": {"capacity": {"seeds": [0]}}}}}
-    args = smoke.overlay_args(tmp_path, "hopfield", tmp_path)
+    assert found == {"file": "replications/hopfield/smoke.yaml", "scale": 5, "overrides": {"capacity": {"seeds": [0]}}}
+    args = smoke.overlay_args("hopfield", found, tmp_path)
     assert args[:2] == ["--configfile", "profiles/full/tier.yaml"]  # the profile's tier file, then the overlay
-    assert json.loads((tmp_path / "hopfield.smoke.json").read_text()) == found["config"]  # without `scale`
+    assert json.loads((tmp_path / "hopfield.smoke.json").read_text()) == {  # without `scale`
+        "hopfield": {"full": {"capacity": {"seeds": [0]}}}}
     run = {"cpu_s": 36.0, "returncode": 0, "timed_out": False}
     jobs = {"j": {"flops_full": 10 ** 12, "cpu_s_rest": 0.0}}
     assert smoke.project(run, jobs, 5)["cpu_hours"] == pytest.approx(5 * smoke.project(run, jobs)["cpu_hours"])
