@@ -6,7 +6,7 @@
     replicate benchmarks [NAME ...] [--cores 2] [--accept-load]   measure again (shared.pipeline.remeasure)
     replicate drift [PAPER ...] [--cores 2] [--threads 1] [--set KEY=VALUE]   values on other kernels (.drift)
     replicate seeds [PAPER ...] [--seeds 1 2] [--cores 2]   values and statuses at other seeds (.seeds)
-    replicate smoke [PAPER ...] [--cores 2] [--steps 3] [--limit 90]   the full tier, every loop capped, and its cost (.smoke)
+    replicate smoke [PAPER ...] [--cores 2] [--steps 3] [--limit 90] [--dry-run]   the full tier, loops capped (.smoke)
 """
 import argparse
 import json
@@ -145,6 +145,7 @@ def main(argv=None):
     smoke.add_argument("--cores", type=int, default=2)
     smoke.add_argument("--steps", type=int, default=3, help="the cap on every training loop (at least 2)")
     smoke.add_argument("--limit", type=float, default=90, help="seconds a paper's run may take; then it is stopped")
+    smoke.add_argument("--dry-run", action="store_true", help="only plan each full tier with its smoke.yaml overlay")
     args = parser.parse_args(argv)
     if args.command == "seeds":
         return rerun_seeds(args.papers, args.seeds, args.cores)

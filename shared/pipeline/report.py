@@ -878,7 +878,8 @@ def smoke_table(reports_dir, papers):
         # a loop FlopCounterMode cannot run (count_flops=False in shared.io.smoke) adds no FLOPs: the figure is a floor
         uncounted = " + uncounted loops" if any(j["loops"] and not j["flops_full"] for j in s["jobs"].values()) else ""
         data = ", ".join(f"{name}: {'real' if how == 'real' else 'stand-in'}" for name, how in s["data"].items())
-        rows.append([f"`{paper}`", f"{s['status']} ({s['measured_utc'][:10]}, {(s['git_commit'] or '?')[:7]})",
+        reduced = f", repetitions reduced (smoke.yaml, x {s['reduced']['scale']:g})" if s.get("reduced") else ""
+        rows.append([f"`{paper}`", f"{s['status']}{reduced} ({s['measured_utc'][:10]}, {(s['git_commit'] or '?')[:7]})",
                      f"{p['cpu_hours']:.3g}{bound}", f"{p['gpu_hours']:.2g}{bound}{uncounted}", f"{s['peak_rss_mb'] / 1024:.1f}",
                      data or "generated in its jobs"])
     return table(["Paper", "Full tier, capped (date, commit)", "Projected CPU-h (here)", "Projected GPU-h (H100)",

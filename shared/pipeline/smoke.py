@@ -8,12 +8,19 @@ Nothing the run renders leaves the scratch copy: the only file written here is r
 holding per paper and training loop: success, wall and CPU seconds a step, peak memory, and the projected cost of
 the uncapped full tier, with the hashes of the config and code it ran (staleness: `check`).
 
+Reduced repetitions. Where even the capped full tier repeats too much for a smoke (a sweep of thousands of grid
+points, tens of thousands of generated items, ten seeds of everything), the paper declares
+replications/<paper>/smoke.yaml: `<paper>: {full: {...}}` overrides of repetition counts only (seeds, grid points,
+numbers of items; never a model's size or a sample's shape, and the largest model of a sweep is kept), and `scale`,
+its estimate of the full tier's work over the reduced smoke's, which multiplies the projection. smoke.json records
+the overrides and the scale, and the file's hash (editing it makes the record stale).
+
 Projection. CPU hours: the capped run's CPU time plus, for each training loop, its remaining steps times its
 measured CPU seconds a step (evaluation inside the loop is counted at the capped run's rate only, so long runs that
 evaluate often are underestimated). GPU hours: each loop's FLOPs of one step (torch FlopCounterMode, matmuls and
 convolutions) times its steps, at GPU_FLOPS; a lower bound, as small models leave a GPU waiting on launches.
 
-    replicate smoke [PAPER ...] [--cores 2] [--steps 3]
+    replicate smoke [PAPER ...] [--cores 2] [--steps 3] [--limit 90] [--dry-run]
 """
 import json
 import os
@@ -28,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared.io.files import write_json
+from shared.io.files import read_yaml, write_json
 from shared.io.smoke import LOG_VAR, STEPS_VAR
 from shared.pipeline.job import machine
 from shared.pipeline.paper import discover_papers
@@ -49,6 +56,64 @@ N_TEST = {"mnist": 10_000, "fashion_mnist": 10_000, "cifar10": 10_000, "celeba_6
 # Entities, relations and train / valid / test triples of the knowledge graphs behind a download
 GRAPHS = {"fb15k": (14_951, 1_345, 483_142, 50_000, 59_071), "wn18": (40_943, 18, 141_442, 5_000, 5_000)}
 TINYSTORIES_TRAIN_TOKENS = 50_000_000  # a window sampler's cost does not depend on the stream's length
+
+
+SMOKE_OVERLAY = "smoke.yaml"
+
+
+def overlay(paper, root=ROOT):
+    """The paper's smoke-only overlay (see the module's docstring): {"file", "scale", "config"} with `config` the
+    `<paper>: {full: ...}` mapping to pass as a config file, or None where the paper declares none. A ConfigError
+    names the paper, the file and the key that is wrong: an unknown key, a key of the full tier the overlay does not
+    have, a schema violation of the merged config, or a scale below 1."""
+    from shared.pipeline.config import ConfigError, load_paper_config
+
+    paper_dir = Path(root) / "replications" / paper
+    path = paper_dir / SMOKE_OVERLAY
+    if not path.is_file():
+        return None
+    where = f"{paper}: {path.relative_to(root)}"
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or set(doc) != {"scale", paper}:
+        raise ConfigError(f"{where}: expected exactly the keys 'scale' and '{paper}', got "
+                          f"{sorted(doc) if isinstance(doc, dict) else type(doc).__name__}")
+    scale = doc["scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
+        raise ConfigError(f"{where}: 'scale' is {scale!r}; expected a number >= 1 (the full tier's work over the "
+                          "reduced smoke's)")
+    tiers = doc[paper]
+    if not isinstance(tiers, dict) or set(tiers) != {"full"} or not isinstance(tiers["full"], dict):
+        raise ConfigError(f"{where}: '{paper}' must hold only 'full', a mapping of full-tier keys")
+    missing = _new_keys(tiers["full"], load_paper_config(paper_dir, "full"))
+    if missing:
+        raise ConfigError(f"{where}: '{paper}.full.{missing[0]}' is not a key of the full tier (an overlay only "
+                          "reduces counts the full tier has)")
+    try:
+        load_paper_config(paper_dir, "full", tiers)  # the merged config must pass the paper's schema
+    except ConfigError as err:
+        raise ConfigError(f"{where}: the full tier with this overlay is invalid: {err}") from None
+    return {"file": path.relative_to(root).as_posix(), "scale": scale, "config": {paper: tiers}}
+
+
+def _new_keys(overrides, config, prefix=""):
+    """The dotted keys of `overrides` that `config` lacks (a mapping replaced by a scalar counts as present)."""
+    keys = []
+    for key, value in overrides.items():
+        if not isinstance(config, dict) or key not in config:
+            keys.append(prefix + str(key))
+        elif isinstance(value, dict):
+            keys += _new_keys(value, config[key], f"{prefix}{key}.")
+    return keys
+
+
+def overlay_args(repo, paper, folder):
+    """Snakemake's arguments that apply the paper's overlay (written, without `scale`, into `folder`), or []."""
+    found = overlay(paper, repo)
+    if found is None:
+        return []
+    path = Path(folder) / f"{paper}.smoke.json"  # JSON is YAML: a config file Snakemake reads
+    write_json(path, found["config"])
+    return ["--configfile", "profiles/full/tier.yaml", str(path)]
 
 
 def standin(name, path):
@@ -133,8 +198,8 @@ def run_paper(repo, paper, cores, steps, log, limit_s):
     t0 = time.perf_counter()
     with open(out, "w") as f:
         proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--profile", "profiles/full", "--cores", str(cores),
-                                 "--keep-going", "--", paper], cwd=repo, stdout=f, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+                                 "--keep-going", *overlay_args(repo, paper, log.parent), "--", paper], cwd=repo,
+                                stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline, timed_out = time.monotonic() + limit_s, False
         try:
             while True:  # wait4, not Popen.wait: it gives the rusage of the whole reaped tree
@@ -203,13 +268,17 @@ def status(run):
     return f"failed (exit {run['returncode']})"
 
 
-def project(run, jobs):
-    """Projected cost of the uncapped full tier (see the module's docstring)."""
-    flops = sum(j["flops_full"] for j in jobs.values())
-    return {"cpu_hours": (run["cpu_s"] + sum(j["cpu_s_rest"] for j in jobs.values())) / 3600,
+def project(run, jobs, scale=1):
+    """Projected cost of the uncapped full tier (see the module's docstring); `scale`: the reduced-repetition
+    overlay's factor (1 without one)."""
+    flops = sum(j["flops_full"] for j in jobs.values()) * scale
+    note = "CPU: the capped run's CPU time plus each loop's remaining steps at its measured CPU s/step"
+    if scale != 1:
+        note += f"; both x {scale:g}, the overlay's estimate of the full tier's work over the reduced smoke's"
+    return {"cpu_hours": (run["cpu_s"] + sum(j["cpu_s_rest"] for j in jobs.values())) * scale / 3600,
             "gpu_hours": flops / GPU_FLOPS / 3600, "flops": flops, "gpu_assumption": GPU_ASSUMPTION,
             "complete": run["returncode"] == 0 and not run["timed_out"],  # False: jobs not reached are missing
-            "note": "CPU: the capped run's CPU time plus each loop's remaining steps at its measured CPU s/step"}
+            "note": note}
 
 
 def ran_code(repo, paper, root):
@@ -247,7 +316,9 @@ def is_test(path, paper):
 def inputs(paper, code, root=CODE_ROOT):
     from shared.pipeline.config import load_paper_config
 
-    return {"config": config_hash(load_paper_config(Path(root) / "replications" / paper, "full")), "code": code}
+    found = {"config": config_hash(load_paper_config(Path(root) / "replications" / paper, "full")), "code": code}
+    path = Path(root) / "replications" / paper / SMOKE_OVERLAY
+    return found | ({"overlay": file_hash(path)} if path.is_file() else {})
 
 
 def check(paper, root=CODE_ROOT):
@@ -256,7 +327,10 @@ def check(paper, root=CODE_ROOT):
     if not path.is_file():
         return [f"{path.relative_to(root)} missing"]
     recorded = json.loads(path.read_text()).get("inputs") or {}
-    reasons = [] if inputs(paper, {}, root)["config"] == recorded.get("config") else ["config changed"]
+    now = inputs(paper, {}, root)
+    reasons = [] if now["config"] == recorded.get("config") else ["config changed"]
+    if now.get("overlay") != recorded.get("overlay"):
+        reasons.append(f"replications/{paper}/{SMOKE_OVERLAY} " + ("changed" if now.get("overlay") else "removed"))
     if not recorded.get("code"):
         reasons.append("the code it ran was not recorded")
     ran = {path: digest for path, digest in (recorded.get("code") or {}).items() if not is_test(path, paper)}
@@ -268,6 +342,7 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
     root = Path(root)
     papers = sorted(papers) or discover_papers(root / "replications")
     written = {}
+    overlays = {paper: overlay(paper, root) for paper in papers}  # a bad smoke.yaml stops here, before any run
     with tempfile.TemporaryDirectory(prefix="smoke-") as tmp:
         repo = copy_repo(Path(tmp) / "repo", papers, root)
         data = prepare_data(repo, papers)
@@ -285,14 +360,43 @@ def measure_smoke(papers=(), cores=2, steps=STEPS, limit_s=LIMIT_S, root=ROOT):
                    "cap_steps": steps, "cores": cores, **{k: v for k, v in run.items() if k != "returncode"},
                    "peak_rss_mb": peak_mb, "fits_24gib": peak_mb <= MEMORY_LIMIT_MB,
                    "data": {**data[paper], **made},
-                   "projected": project(run, jobs), "jobs": jobs, "inputs": inputs(paper, ran_code(repo, paper, root), root)}
+                   "reduced": overlays[paper] and {k: v for k, v in overlays[paper].items() if k != "config"}
+                   | {"overrides": overlays[paper]["config"][paper]["full"]},
+                   "projected": project(run, jobs, overlays[paper]["scale"] if overlays[paper] else 1), "jobs": jobs,
+                   "inputs": inputs(paper, ran_code(repo, paper, root), root)}
             write_json(root / "reports" / paper / "full" / "smoke.json", doc)
             written[paper] = doc
     return written
 
 
+def dry_run(papers, root=ROOT):
+    """Plan each paper's full tier with its overlay applied (`replicate smoke --dry-run`): the overlay is valid and
+    the jobs resolve; nothing runs. Returns the exit status."""
+    status = 0
+    with tempfile.TemporaryDirectory(prefix="smoke-dry-") as tmp:
+        for paper in sorted(papers) or discover_papers(Path(root) / "replications"):
+            args = overlay_args(root, paper, tmp)
+            done = snakemake(root, "--profile", "profiles/full", "--cores", "1", "-n", *args, "--", paper,
+                             rule_blocks=False)
+            planned = re.search(r"^total\s+(\d+)", done.stdout, re.M)
+            print(f"{paper}: {'overlay ' + paper + '/' + SMOKE_OVERLAY if args else 'no overlay'}, "
+                  + (f"{planned.group(1)} jobs planned" if done.returncode == 0 and planned else
+                     "nothing to plan" if done.returncode == 0 else f"dry run failed:\n{done.stderr[-2000:]}"))
+            status = status or done.returncode
+    return status
+
+
 def main(args):
-    for paper, doc in measure_smoke(args.papers, args.cores, args.steps, args.limit).items():
+    from shared.pipeline.config import ConfigError
+
+    try:
+        if getattr(args, "dry_run", False):
+            return dry_run(args.papers)
+        written = measure_smoke(args.papers, args.cores, args.steps, args.limit)
+    except ConfigError as err:
+        print(f"replicate smoke: {err}", file=sys.stderr)
+        return 2
+    for paper, doc in written.items():
         p = doc["projected"]
         print(f"{paper}: {doc['status']}, "
               f"{doc['wall_s']:.0f} s, peak {doc['peak_rss_mb']:.0f} MB, projected {p['cpu_hours']:.2f} CPU-h, "

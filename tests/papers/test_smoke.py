@@ -113,3 +113,68 @@ def test_byte_tokenizer_pads_and_truncates_as_a_tokenizer():
     enc = hub.ByteTokenizer(100)(["ab", "abcd"], truncation=True, max_length=3, padding=True)
     assert enc.input_ids.tolist() == [[98, 99, 0], [98, 99, 100]]
     assert enc["attention_mask"].tolist() == [[1, 1, 0], [1, 1, 1]]
+
+
+def _paper_copy(root, paper="hopfield"):
+    """A root holding one paper's config and schema (what an overlay is checked against) and one code file."""
+    folder = root / "replications" / paper
+    folder.mkdir(parents=True)
+    for name in ("config.yaml", "config.schema.yaml"):
+        (folder / name).write_text((ROOT / "replications" / paper / name).read_text())
+    (root / "code.py").write_text("x = 1\n")
+    return folder
+
+
+@pytest.mark.parametrize("text, wrong", [
+    ("scale: 5\nhopfield: {full: {capacity: {seedz: [0]}}}\n", "'hopfield.full.capacity.seedz' is not a key"),
+    ("scale: 0.5\nhopfield: {full: {capacity: {seeds: [0]}}}\n", "'scale' is 0.5"),
+    ("hopfield: {full: {capacity: {seeds: [0]}}}\n", "exactly the keys 'scale' and 'hopfield'"),
+    ("scale: 5\nhopfield: {quick: {capacity: {seeds: [0]}}}\n", "must hold only 'full'"),
+    ("scale: 5\nhopfield: {full: {capacity: {probes: -1}}}\n", "invalid config key 'capacity.probes'"),
+])
+def test_a_bad_overlay_is_refused_naming_paper_file_and_key(tmp_path, text, wrong):
+    from shared.pipeline.config import ConfigError
+
+    (_paper_copy(tmp_path) / "smoke.yaml").write_text(text)
+    with pytest.raises(ConfigError, match="hopfield: replications/hopfield/smoke.yaml") as err:
+        smoke.overlay("hopfield", tmp_path)
+    assert wrong in str(err.value)
+
+
+def test_an_overlay_reaches_the_run_and_its_record(tmp_path):
+    folder = _paper_copy(tmp_path)
+    assert smoke.overlay("hopfield", tmp_path) is None and smoke.overlay_args(tmp_path, "hopfield", tmp_path) == []
+    (folder / "smoke.yaml").write_text("scale: 5\nhopfield: {full: {capacity: {seeds: [0]}}}\n")
+    found = smoke.overlay("hopfield", tmp_path)
+    assert found == {"file": "replications/hopfield/smoke.yaml", "scale": 5,
+                     "config": {"hopfield": {"full": {"capacity": {"seeds": [0]}}}}}
+    args = smoke.overlay_args(tmp_path, "hopfield", tmp_path)
+    assert args[:2] == ["--configfile", "profiles/full/tier.yaml"]  # the profile's tier file, then the overlay
+    assert json.loads((tmp_path / "hopfield.smoke.json").read_text()) == found["config"]  # without `scale`
+    run = {"cpu_s": 36.0, "returncode": 0, "timed_out": False}
+    jobs = {"j": {"flops_full": 10 ** 12, "cpu_s_rest": 0.0}}
+    assert smoke.project(run, jobs, 5)["cpu_hours"] == pytest.approx(5 * smoke.project(run, jobs)["cpu_hours"])
+    assert smoke.project(run, jobs, 5)["gpu_hours"] == pytest.approx(5 * smoke.project(run, jobs)["gpu_hours"])
+
+
+def test_editing_adding_or_removing_an_overlay_makes_the_record_stale(tmp_path):
+    from shared.pipeline.provenance import file_hash
+
+    folder, record = _paper_copy(tmp_path), tmp_path / "reports" / "hopfield" / "full" / "smoke.json"
+    record.parent.mkdir(parents=True)
+
+    def write_record():
+        record.write_text(json.dumps({"inputs": smoke.inputs("hopfield", {"code.py": file_hash(tmp_path / "code.py")},
+                                                             tmp_path)}))
+
+    write_record()
+    assert smoke.check("hopfield", tmp_path) == []
+    overlay = folder / "smoke.yaml"
+    overlay.write_text("scale: 5\nhopfield: {full: {capacity: {seeds: [0]}}}\n")
+    assert smoke.check("hopfield", tmp_path) == ["replications/hopfield/smoke.yaml changed"]
+    write_record()
+    assert smoke.check("hopfield", tmp_path) == []
+    overlay.write_text("scale: 5\nhopfield: {full: {capacity: {seeds: [0, 1]}}}\n")
+    assert smoke.check("hopfield", tmp_path) == ["replications/hopfield/smoke.yaml changed"]
+    overlay.unlink()
+    assert smoke.check("hopfield", tmp_path) == ["replications/hopfield/smoke.yaml removed"]
