@@ -20,6 +20,7 @@ from shared.nn.bcos import explanation_mode, logit_bias
 from shared.nn.dynamic_linear import dynamic_linear_map
 from shared.pipeline.run import load_models, start_run, write_metrics
 from shared.stats import rel_err, spearman
+from shared.train.chunked import chunked
 
 from .common import accuracy, load_data
 
@@ -34,7 +35,7 @@ def linear_map(model, x, chunk=32):
 
 @torch.no_grad()
 def predict(model, x, chunk=1000):
-    return torch.cat([model(x[i:i + chunk]) for i in range(0, len(x), chunk)])
+    return chunked(model, x, chunk, "predict")  # a smoke run predicts only a few chunks
 
 
 def input_jacobian(model, encoded, explain):
