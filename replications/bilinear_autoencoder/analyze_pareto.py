@@ -7,6 +7,7 @@ reconstructed), density the mean per-latent Hoyer density over batches of the tr
 import numpy as np
 import torch
 
+from shared.io.smoke import capped
 from shared.pipeline.run import start_run, write_metrics
 
 from .common import bae_metrics, load_autoencoders, load_split, topk_metrics
@@ -20,7 +21,7 @@ def explicit_training_error(model, x):
     c = model.coefficients(model.latents(x))
     residual = x[:, :, None] * x[:, None, :]  # X - (the prefix's reconstruction), one rank-1 term at a time:
     total = torch.zeros(len(x), dtype=x.dtype, device=x.device)  # (batch, d, d) memory at any n, also at the full tier's 16,384
-    for j in range(model.n):
+    for j in capped(range(model.n), model.n, "explicit_error", count_flops=False):  # a smoke run: 3 latents
         residual = residual - c[:, j, None, None] * torch.outer(model.left[j], model.right[j])
         total += residual.pow(2).sum((-2, -1))
     return total / model.n

@@ -64,14 +64,14 @@ def main():
         label = f"run {i + 1} of {len(p['runs'])} ({spec['name']})"
         models[spec["name"]], histories[spec["name"]] = train_bae(acts, spec, p["train"], rng, run.device, label)
         specs.append(spec)
-        print(spec["name"], histories[spec["name"]][-1], flush=True)
+        print(spec["name"], histories[spec["name"]][-1:], flush=True)  # [-1:]: a smoke's capped run may log none
     for k in topk["ks"]:
         spec = topk_spec(k, d, topk["expansion"], topk["seed"])
         sae, info = train_sae(BilinearAutoencoder.normalize(acts), spec["n"], k, topk["steps"], topk["batch_size"],
                               topk["lr"], spec["seed"], run.device, progress=False)
         models[spec["name"]], histories[spec["name"]] = sae.cpu(), info["history"]
         specs.append(spec)
-        print(spec["name"], info["history"][-1], flush=True)
+        print(spec["name"], info["history"][-1:], flush=True)
     meta = run.save(run.args.checkpoint, models, specs, experiment=p["dataset"], dataset=p["dataset"], d=d,
                     expansion=p["expansion"], bottleneck=p["bottleneck"], topk_expansion=topk["expansion"])
     write_json(run.args.history, {**meta, "history": histories})

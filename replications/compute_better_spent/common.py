@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from shared.data import images
 from shared.data.augment import crop_flip
+from shared.train.chunked import chunked
 from shared.train.loop import epoch_batches, fit
 from shared.train.schedules import cosine_lr
 
@@ -78,11 +79,11 @@ def train_model(model, groups, data, order, steps, label_smoothing=0.0, tail=0.1
         make_optimizer=lambda m: torch.optim.AdamW(groups, weight_decay=0.0),
         lr_policy=lambda lr, step: cosine_lr(lr, step, steps), on_step=lambda step, loss: losses.append(loss.item()))
     last = max(1, round(tail * steps))
-    with torch.no_grad():
-        logits = model(data["x_test"])
+    with torch.no_grad():  # in chunks of 1,000 images (all 60,000 CIFAR images at once need tens of GiB at width 16,384)
+        logits = chunked(model, data["x_test"], 1000, "test_logits")
         test_loss = F.cross_entropy(logits, data["y_test"]).item()
         test_err = (logits.argmax(-1) != data["y_test"]).float().mean().item()
-        train_logits = model(data["x_train"])
+        train_logits = chunked(model, data["x_train"], 1000, "train_logits")
         train_err = (train_logits.argmax(-1) != data["y_train"]).float().mean().item()
     return {"losses": losses, "train_loss": sum(losses[-last:]) / last, "final_train_error": train_err,
             "test_loss": test_loss, "test_error": test_err}
