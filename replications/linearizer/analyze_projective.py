@@ -8,6 +8,7 @@ import torch
 from shared.io.runtime import generator
 from shared.nn.linearizer import Linearizer
 from shared.pipeline.run import write_metrics
+from shared.train.chunked import chunked
 
 from .common import as_float, relative_errors, spread, start_analysis, summary
 from .quality import PixelPCA, frechet
@@ -53,7 +54,7 @@ def main():
 
     # data as fixed points, against the linear projector of the same rank (g = identity)
     with torch.no_grad():
-        recon = model.linearizer()(x_test.to(device))
+        recon = chunked(model.linearizer(), x_test.to(device), 500, "fixed_point")  # a smoke run: 3 chunks
         flat_train = x_train.reshape(len(x_train), -1).double()
         basis = torch.linalg.svd(flat_train, full_matrices=False)[2][: spec["model"]["rank"]].T
         linear = (x_test.reshape(len(x_test), -1).double() @ basis @ basis.T).reshape(x_test.shape)
