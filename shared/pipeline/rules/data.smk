@@ -3,19 +3,10 @@
 # else $REPLICATIONS_DATA_DIR, else data/raw: an empty --cache= leaves the choice to the job, so that moving the cache
 # through the environment is not a changed param that would prepare (and retrain) everything again. A failed job's
 # log (which file, each source tried and why it failed, where to put it by hand) reaches the console through the
-# onerror handler below (profiles/default keeps Snakemake's own error block, and show-failed-logs' copy, off it).
+# Snakefile's onerror handler (profiles/default keeps Snakemake's own error block, and show-failed-logs' copy, off it).
 import time
 
-from shared.pipeline.job import show_log_tail
-
-DATA_RUN_STARTED = time.time()
-
-
-onerror:
-    # a data job's log written during this run, whose dataset is still missing: that job failed
-    for log in sorted(Path("logs/data").glob("*.log")):
-        if log.stat().st_mtime >= DATA_RUN_STARTED and not Path(f"data/prepared/{log.stem}.safetensors").exists():
-            show_log_tail(log, 40)
+DATA_RUN_STARTED = time.time()  # the Snakefile's onerror handler shows the logs of the data jobs that failed since
 
 
 rule prepare_dataset:
