@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from shared.io.files import load_yaml
+from shared.pipeline import worker
 
 ROOT = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
@@ -89,8 +90,10 @@ def snakemake(cwd, *args, timeout=None, rule_blocks=True):
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     # first, and in its `=` form: after a `--` it would be a target, and a bare `--quiet host` takes what follows
     shown = ["--quiet=host"] if rule_blocks and not any(a.startswith("--quiet") for a in args) else []
-    return subprocess.run([sys.executable, "-m", "snakemake", *shown, *args], cwd=cwd, capture_output=True,
-                          text=True, env=env, timeout=timeout)
+    command = [sys.executable, "-m", "snakemake", *shown, *args]
+    # forked from a server that has Snakemake imported (about 1 CPU-s less a run, shared.pipeline.worker), or cold
+    return (worker.captured(command, cwd, env, timeout)
+            or subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout))
 
 
 def planned_rules(output):

@@ -1,22 +1,26 @@
 """A warm Python for single-threaded pipeline jobs: a fork server with torch, numpy and matplotlib imported, so that
-a tiny job starts in milliseconds instead of paying 1-3 CPU-s of imports.
+a tiny job starts in milliseconds instead of paying 1-3 CPU-s of imports. A server of another kind, "snakemake", has
+Snakemake imported instead: the test suite's Snakemake runs (shared.pipeline.scratch.snakemake, through `captured`)
+fork from it and skip about 1 CPU-s of imports each.
 
 shared.pipeline.job hands a `python -m <module> ARGS` job to `start(command, log_file)`, which starts a server where
 none answers, and returns None where the job must run cold (then job.py starts it as before). A server serves one
 interpreter and one environment (the socket's name is their hash, which the server checks against its own before it
 serves) and any working directory: each job runs in its client's, with that directory first on sys.path as
-`python -m` puts it, so the scratch copies of the test suite share one server instead of importing torch each. It exits after IDLE_S without a request, and refuses (the job then
-runs cold) and exits once a module file it imported has changed on disk.
+`python -m` puts it, so the scratch copies of the test suite share one server instead of importing torch each. It
+exits after IDLE_S without a request, and refuses (the job then runs cold) and exits once a module file it imported
+has changed on disk.
 
 Each job is forked from the server before any torch op has run (no thread pool exists yet), with no module of
 shared/ or replications/ loaded, fresh seeds for numpy's and Python's global generators, the job's own stdin,
 stdout and stderr, and default signal handlers: what it computes is what a cold start computes.
 
-    python -m shared.pipeline.worker SOCKET     (started by `start`, not by hand)
+    python -m shared.pipeline.worker SOCKET [KIND]     (started by `start`, not by hand; KIND: jobs or snakemake)
 """
 import atexit
 import fcntl
 import hashlib
+import io
 import json
 import os
 import random
@@ -37,32 +41,37 @@ IDLE_S = float(os.environ.get("REPLICATE_WORKER_IDLE_S", 30))
 PROJECT_PACKAGES = ("shared", "replications")
 
 
-SHELL_DIRS = ("PWD", "OLDPWD")  # a shell's record of the working directory: sent with each job, not part of the key
+# Variables sent with each job, not part of the key: a shell's record of the working directory, and pytest's name of
+# the running test, which changes with every test (in the key, each test of the suite would start servers of its own)
+PER_JOB = ("PWD", "OLDPWD", "PYTEST_CURRENT_TEST")
 
 
-def key():
+def key(env=None, kind="jobs"):
     """What a warm job must share with a cold one: interpreter and environment (the working directory travels with
-    each job)."""
-    text = json.dumps([sys.executable, sorted((k, v) for k, v in os.environ.items() if k not in SHELL_DIRS)])
+    each job); and what the server imported, its kind."""
+    env = os.environ if env is None else env
+    text = json.dumps([sys.executable, sorted((k, v) for k, v in env.items() if k not in PER_JOB), kind])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def socket_path():
+def socket_path(env=None, kind="jobs"):
     """The server's socket, in a folder only this user can enter; None where the folder is not such a one."""
     folder = Path(tempfile.gettempdir()) / f"replicate-worker-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     st = folder.lstat()
     if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o077:
         return None
-    return folder / f"{key()}.sock"
+    return folder / f"{key(env, kind)}.sock"
 
 
-def eligible(command):
-    """A `python -m module` job of this interpreter, single-threaded (OMP_NUM_THREADS=1, as Snakemake sets it for a
-    one-thread job), on a machine that can fork and pass file descriptors, not on a cluster node, not opted out."""
+def eligible(command, env=None, kind="jobs"):
+    """A `python -m module` command of this interpreter, on a machine that can fork and pass file descriptors, not on
+    a cluster node, not opted out; a job (kind "jobs") single-threaded too (OMP_NUM_THREADS=1, as Snakemake sets it
+    for a one-thread job)."""
+    env = os.environ if env is None else env
     return (len(command) > 2 and command[1] == "-m" and os.path.realpath(command[0]) == os.path.realpath(sys.executable)
-            and os.environ.get("OMP_NUM_THREADS") == "1" and os.environ.get("REPLICATE_WORKER", "1") != "0"
-            and "SLURM_JOB_ID" not in os.environ and hasattr(os, "fork") and hasattr(socket, "send_fds"))
+            and (kind != "jobs" or env.get("OMP_NUM_THREADS") == "1") and env.get("REPLICATE_WORKER", "1") != "0"
+            and "SLURM_JOB_ID" not in env and hasattr(os, "fork") and hasattr(socket, "send_fds"))
 
 
 class WarmJob:
@@ -101,18 +110,21 @@ def read_line(conn, buffered=b""):
     return line.decode(), rest
 
 
-def start(command, log_file):
-    """Run `command` (`python -m module ARGS`) in the warm server with its output in `log_file`: a WarmJob, or None
+def start(command, log_file, err_file=None, cwd=None, env=None, kind="jobs"):
+    """Run `command` (`python -m module ARGS`) in the warm server of `kind` with its output in `log_file` (its stderr
+    in `err_file` where given), in `cwd` with the environment `env` (by default this process's): a WarmJob, or None
     when the job must run cold (not eligible, no server could start, the server refused)."""
-    if not eligible(command):
+    env = dict(os.environ if env is None else env)
+    if not eligible(command, env, kind):
         return None
-    path = socket_path()
-    conn = path and (connect(path) or (started(path) and connect(path)))
+    path = socket_path(env, kind)
+    conn = path and (connect(path) or (started(path, env, kind) and connect(path)))
     if not conn:
         return None
     try:
-        socket.send_fds(conn, [b"J"], [stdin_fd(), log_file.fileno()])
-        place = {"cwd": os.getcwd(), "env": {k: os.environ.get(k) for k in SHELL_DIRS}}
+        files = [log_file] if err_file is None else [log_file, err_file]
+        socket.send_fds(conn, [b"J"], [stdin_fd(), *(f.fileno() for f in files)])
+        place = {"cwd": os.path.abspath(cwd or os.getcwd()), "env": {k: env.get(k) for k in PER_JOB}}
         conn.sendall(json.dumps({**place, "argv": command[2:]}).encode() + b"\n")
         answer, rest = read_line(conn)  # "pid N"; anything else (refused, going away) means nothing ran
     except OSError:
@@ -122,6 +134,35 @@ def start(command, log_file):
         return WarmJob(conn, int(parts[1]), rest)
     conn.close()
     return None
+
+
+def captured(command, cwd, env, timeout=None, kind="snakemake"):
+    """subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout), run in the warm
+    server of `kind`: the same CompletedProcess (or TimeoutExpired), or None when it must run cold."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        job = start(command, out, err, cwd=cwd, env=env, kind=kind)
+        if job is None:
+            return None
+        try:
+            status = job.wait(timeout)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as stop:  # subprocess.run kills the command then too
+            job.send_signal(signal.SIGKILL)
+            job.wait()
+            if isinstance(stop, KeyboardInterrupt):
+                raise
+            raise subprocess.TimeoutExpired(command, timeout, decoded(out), decoded(err)) from None
+        return subprocess.CompletedProcess(command, status, decoded(out), decoded(err))
+
+
+def decoded(file):
+    """A captured output's text, decoded as subprocess.run(text=True) decodes it: a TextIOWrapper's default encoding,
+    universal newlines."""
+    file.seek(0)
+    text = io.TextIOWrapper(file)
+    try:
+        return text.read()
+    finally:
+        text.detach()  # the file stays open, for its `with`
 
 
 def connect(path):
@@ -134,10 +175,12 @@ def connect(path):
         return None
 
 
-def started(path):
+def started(path, env, kind):
     """Start a server for `path` and wait while it (or another job's, for the same key) imports: True once it
     listens, False when none is starting any more. The wait costs no CPU; a cold start would import the same."""
-    server = subprocess.Popen([sys.executable, "-m", "shared.pipeline.worker", str(path)], stdin=subprocess.DEVNULL,
+    # from the checkout this file is in, with the environment of the key: the server checks it
+    server = subprocess.Popen([sys.executable, "-m", "shared.pipeline.worker", str(path), kind], env=env,
+                              cwd=Path(__file__).resolve().parents[2], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     while not path.exists():
         time.sleep(0.1)
@@ -179,9 +222,20 @@ def module_files():
     return sorted(stamps)
 
 
-def preload():
-    """The third-party imports that dominate a tiny job's start-up. Nothing is computed: no torch op runs here, so
-    no OpenMP or intra-op thread pool exists when a job is forked."""
+def preload(kind="jobs"):
+    """The third-party imports that dominate a tiny job's start-up (or a Snakemake run's). Nothing is computed: no
+    torch op runs here, so no OpenMP or intra-op thread pool exists when a job is forked."""
+    if kind == "snakemake":
+        # snakemake.cli, and what a run imports next (its report plugin, smart_open, platformdirs, yte; the
+        # workflow's yaml and jsonschema): a paper's dry run takes 1.6 CPU-s cold, 0.3 forked from here
+        import jsonschema  # noqa: F401
+        import platformdirs  # noqa: F401
+        import smart_open  # noqa: F401
+        import snakemake.cli  # noqa: F401
+        import snakemake.report.html_reporter  # noqa: F401
+        import yaml  # noqa: F401
+        import yte  # noqa: F401
+        return
     import matplotlib
 
     matplotlib.use("Agg")  # as shared.pipeline.plots sets it
@@ -195,16 +249,16 @@ def preload():
     import yaml  # noqa: F401
 
 
-def serve(path):
+def serve(path, kind="jobs"):
     path = Path(path)
     lock = open(f"{path}.lock", "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another server for this key is starting or serving
-    if path.stem != key():
-        return  # started with another environment than the socket's name says
-    preload()
+    if path.stem != key(os.environ, kind):
+        return  # started with another environment (or kind) than the socket's name says
+    preload(kind)
     stamps = module_files()
     path.unlink(missing_ok=True)  # a socket left by a server that died
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -224,10 +278,11 @@ def serve(path):
             idle_since = time.time()
             conn.settimeout(None)
             with conn:
-                _, fds, _, _ = socket.recv_fds(conn, 1, 2)
+                # stdin, output, and stderr where a third is sent (else it joins the output)
+                _, fds, _, _ = socket.recv_fds(conn, 1, 3)
                 request = json.loads(read_line(conn)[0] or "null")
                 fresh = module_files() == stamps
-                if len(fds) == 2 and isinstance(request, dict) and request.get("argv") and fresh:
+                if len(fds) in (2, 3) and isinstance(request, dict) and request.get("argv") and fresh:
                     if (pid := os.fork()) == 0:
                         listener.close()
                         lock.close()  # the lock says a server lives; this fork is a job's
@@ -299,15 +354,14 @@ def run_job(request, fds):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.dup2(fds[0], 0)
     os.dup2(fds[1], 1)
-    os.dup2(fds[1], 2)
+    os.dup2(fds[-1], 2)
     for fd in fds:
         os.close(fd)
     for name in [m for m in sys.modules if m.split(".")[0] in PROJECT_PACKAGES]:
         del sys.modules[name]  # the job imports the checkout's code itself, as a cold start does
-    import numpy
-
-    random.seed()
-    numpy.random.seed()  # a cold start seeds its global generators from the OS; a fork would copy the server's
+    random.seed()  # a cold start seeds its global generators from the OS; a fork would copy the server's
+    if "numpy.random" in sys.modules:  # numpy's too, where the server imported it (a job importing it later seeds it)
+        sys.modules["numpy.random"].seed()
     # a fresh __main__ (multiprocessing aliases it as __mp_main__), run as `python -m` runs it
     sys.modules["__main__"] = sys.modules["__mp_main__"] = types.ModuleType("__main__")
     sys.argv = ["-m", *argv[1:]]
@@ -336,4 +390,4 @@ def run_job(request, fds):
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(*sys.argv[1:3])
