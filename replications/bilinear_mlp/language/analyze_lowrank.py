@@ -9,6 +9,7 @@ SAE's reconstruction x_hat = D z + b through the MLP, e_f . mlp(x_hat) = [z, 1]^
 import numpy as np
 import torch
 
+from shared.io.smoke import capped
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.stats import rel_err
@@ -42,7 +43,9 @@ def main():
     exact_out = mlp(x_hat) @ sae_out.encoder.double().T  # e_f . mlp(x_hat), all latents
 
     corrs, identity_err, offset_err = [], 0.0, 0.0
-    for i, (f, q) in enumerate(feature_interactions(lm, layer, sae_out, studied)):
+    # A d x d eigendecomposition and a fit per studied latent (thousands at the full tier): capped in a smoke run.
+    sampled = [studied[i] for i in capped(range(len(studied)), len(studied), "studied_latents")]
+    for i, (f, q) in enumerate(feature_interactions(lm, layer, sae_out, sampled)):
         if i < a["identity_latents"]:
             via_basis = ((z1 @ analysis.in_basis(q, lifted)) * z1).sum(-1)
             identity_err = max(identity_err, rel_err(via_basis, exact_out[:, f], norm="l2"))
@@ -66,7 +69,7 @@ def main():
         "mean_corr_by_k": {str(k): float(v) for k, v in zip(ks, mean_curve)},
         "mean_corr_nondecreasing": bool(np.all(np.diff(mean_curve) >= -1e-9)),
     }
-    arrays = {"ks": np.array(ks), "corrs": corrs, "frequency": counts[studied].cpu().numpy() / len(x)}
+    arrays = {"ks": np.array(ks), "corrs": corrs, "frequency": counts[sampled].cpu().numpy() / len(x)}
     info = {"lm_seed": lm_meta["runs"][0]["seed"], "sae_steps": run.sae_meta["steps"], "layer": layer,
             "device": lm_meta["device"]}
     write_metrics(args.metrics, metrics, lm_meta, info=info, arrays=arrays, arrays_path=args.arrays)

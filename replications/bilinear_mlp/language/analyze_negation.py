@@ -17,6 +17,7 @@
 import numpy as np
 import torch
 
+from shared.io.smoke import capped
 from shared.nn import bilinear_analysis as analysis
 from shared.pipeline.run import start_run, write_metrics
 from shared.train.language_model import windows_at
@@ -88,7 +89,9 @@ def main():
     layer, a = p["sae"]["layer"], p["analysis"]
 
     # 1. which MLP computes the planted reaction
-    words = [run.tokenizer.decode([t]) for t in val_tokens.tolist()]
+    ids = val_tokens.tolist()
+    vocab = {t: run.tokenizer.decode([t]) for t in set(ids)}  # decoded once per distinct token: the stream is millions
+    words = [vocab[t] for t in ids]
     starts = eval_starts(val_tokens, a["eval_windows"], lm.n_ctx)
     annotation = annotate_events(words)
     windows = windows_at(val_tokens, starts, lm.n_ctx).to(device)
@@ -121,8 +124,11 @@ def main():
     out_names = name_latents(z_out, negated, polarity, in_event)
     q_lat = analysis.in_basis(next(feature_interactions(lm, layer, sae_out, [best]))[1], decoder)
     vals, edge, pair_over_third = spectrum_summary(q_lat)
+    # One m x m eigendecomposition per live latent (m input latents: minutes each at the full tier's sizes on a CPU),
+    # so a smoke run decomposes only its capped few.
+    sampled = [live[i] for i in capped(range(len(live)), len(live), "live_spectra")]
     live_pair = np.array([spectrum_summary(analysis.in_basis(q, decoder))[2]
-                          for _, q in feature_interactions(lm, layer, sae_out, live)])
+                          for _, q in feature_interactions(lm, layer, sae_out, sampled)])
     top = analysis.top_interactions(q_lat, a["top_interactions"])
     involved = sorted({i for a_, b_, _ in top for i in (a_, b_)})
     selfs = q_lat.diagonal()[involved].abs()

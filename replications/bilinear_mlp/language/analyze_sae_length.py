@@ -6,6 +6,7 @@ live latents (as analyze_lowrank)."""
 import numpy as np
 
 from shared.data.tokens import load_tokens
+from shared.io.smoke import capped
 from shared.nn import bilinear_analysis as analysis
 from shared.nn.sae import normalized_mse
 from shared.pipeline.run import start_run, write_metrics
@@ -30,7 +31,8 @@ def main():
         counts = active.sum(0)
         live = studied_latents(pre, active, a["min_active"])
         corr2 = []
-        for f, q in feature_interactions(lm, layer, sae, live):
+        sampled = [live[i] for i in capped(range(len(live)), len(live), "live_latents")]  # a smoke run: a few
+        for f, q in feature_interactions(lm, layer, sae, sampled):
             vals, vecs = analysis.eigendecompose(q)
             on = active[:, f]
             corr2.append(analysis.low_rank_correlations(vals, vecs, x[on], pre[on, f], [2])[0])

@@ -75,7 +75,7 @@ def annotate_events(words):
     """
     negations, positive, negative = (set(WORD_CLASSES[k]) for k in ("negation", "positive", "negative"))
     n = len(words)
-    negated, polarity, in_event = torch.zeros(n, dtype=torch.long), torch.zeros(n, dtype=torch.long), torch.zeros(n, dtype=torch.bool)
+    negated, polarity, in_event = [0] * n, [0] * n, [False] * n  # lists, not tensors: item writes in a loop this long
     neg, pol, carried = 0, 0, None  # state of the current sentence; carried = the previous sentence's event
     for i, w in enumerate(words):
         if w in ("[BOS]", "[EOS]"):
@@ -90,7 +90,7 @@ def annotate_events(words):
         if w == ".":
             carried = (neg, pol) if pol else None
             neg, pol = 0, 0
-    return negated, polarity, in_event
+    return torch.tensor(negated), torch.tensor(polarity), torch.tensor(in_event)
 
 
 def reaction_ids(tokenizer):
